@@ -51,7 +51,22 @@ type segment struct {
 	format    string
 	phase     string // a text segment's phase (TextDelta.phase)
 	itemID    string // a text or refusal segment's message item id
+	// cuts are a reasoning block's summary part boundaries after its
+	// first part (ReasoningDelta.summary_index): where in text the
+	// previous part ends and the next begins (after the separator).
+	cuts []partCut
+	// part is the summary_index of the block's last text piece.
+	part int32
 }
+
+// partCut is where a reasoning block's text passes from one summary part
+// to the next: the previous part ends at end, the next begins at begin.
+type partCut struct{ end, begin int }
+
+// SummarySeparator joins a reasoning block's summary parts in
+// Reasoning.text, and begins the text of a delta that begins a part
+// after earlier text (ReasoningDelta.summary_index).
+const SummarySeparator = "\n\n"
 
 type callState struct {
 	index     int32
@@ -186,7 +201,23 @@ func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
 		a.reasoning[d.GetIndex()] = pos
 	}
 	s := a.segments[pos]
-	s.text.WriteString(d.GetText())
+	if t := d.GetText(); t != "" {
+		if d.GetSummaryIndex() > s.part {
+			// A piece that begins a summary part: after earlier text,
+			// its text begins with the separator, which is no part's.
+			// The block's first text begins its first part, whatever
+			// its index.
+			s.part = d.GetSummaryIndex()
+			c := partCut{end: s.text.Len(), begin: s.text.Len()}
+			if strings.HasPrefix(t, SummarySeparator) {
+				c.begin += len(SummarySeparator)
+			}
+			if c.end > 0 && len(s.cuts) < MaxSummaryParts-1 {
+				s.cuts = append(s.cuts, c)
+			}
+		}
+		s.text.WriteString(t)
+	}
 	s.signature.WriteString(d.GetSignature())
 	s.redacted = s.redacted || d.GetRedacted()
 	if d.GetId() != "" {
@@ -199,6 +230,26 @@ func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
 		s.provider = d.GetProvider()
 	}
 	return nil
+}
+
+// MaxSummaryParts bounds the summary parts of one reasoning block: the
+// pieces of later parts join the last.
+const MaxSummaryParts = 1024
+
+// summaryParts are a reasoning block's summary parts, nil when it has one
+// or none, as a unary answer's Reasoning.summary_parts.
+func (s *segment) summaryParts() []string {
+	if len(s.cuts) == 0 {
+		return nil
+	}
+	text := s.text.String()
+	parts := make([]string, 0, len(s.cuts)+1)
+	from := 0
+	for _, c := range s.cuts {
+		parts = append(parts, text[from:c.end])
+		from = c.begin
+	}
+	return append(parts, text[from:])
 }
 
 // MaxProviderItems bounds the provider items of one stream.
@@ -348,7 +399,8 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: a.toolCall(s.callID)}})
 		case 4:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
-				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted && s.text.Len() == 0, Id: s.id, Provider: s.provider, Format: s.format}}})
+				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted && s.text.Len() == 0, Id: s.id, Provider: s.provider, Format: s.format,
+				SummaryParts: s.summaryParts()}}})
 		case 5:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: proto.CloneOf(s.item)}})
 		}

@@ -101,7 +101,7 @@ func FuzzAccumulator(f *testing.F) {
 				idx := int32(arg % 3)
 				blocks[idx] = true
 				err = a.AddTools(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: &llmrelayv1.ReasoningDelta{
-					Index: idx, Text: w, Signature: []string{"", "sig"}[arg%2]}}})
+					Index: idx, Text: []string{w, SummarySeparator + w}[arg/3%2], Signature: []string{"", "sig"}[arg%2], SummaryIndex: int32(arg / 6 % 4)}}})
 			case 4:
 				err = a.AddTools(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ToolCallDelta{ToolCallDelta: &llmrelayv1.ToolCallDelta{
 					CallId: []string{"call_z1", "call_z2", ""}[arg%3], Name: "f", ArgumentsDelta: w}}})
@@ -118,8 +118,21 @@ func FuzzAccumulator(f *testing.F) {
 		}
 		n := 0
 		for _, p := range a.Message().GetParts() {
-			if p.GetReasoning() != nil {
+			if r := p.GetReasoning(); r != nil {
 				n++
+				// Summary parts: two or more, in order in the text.
+				sp, rest := r.GetSummaryParts(), r.GetText()
+				if len(sp) == 1 {
+					t.Errorf("one summary part %q", sp)
+				}
+				for _, s := range sp {
+					i := strings.Index(rest, s)
+					if i < 0 {
+						t.Errorf("summary parts %q not in text %q", sp, r.GetText())
+						break
+					}
+					rest = rest[i+len(s):]
+				}
 			}
 		}
 		if n != len(blocks) {

@@ -1245,7 +1245,7 @@ func (r *relay) handle(ev *provider.Event) error {
 			return err
 		}
 		rd := ev.Reasoning
-		d := &llmrelayv1.ReasoningDelta{Index: int32(rd.Index), Text: rd.Text, Signature: rd.Signature, Redacted: rd.Redacted, Id: rd.ID, Format: rd.Format}
+		d := rd.Proto()
 		if !r.tagged[d.Index] {
 			if r.tagged == nil {
 				r.tagged = map[int32]bool{}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
@@ -52,6 +53,17 @@ func ResultStream(providerName string, res *Result) Stream {
 			r := k.Reasoning
 			events = append(events, &Event{Kind: EventReasoning, Reasoning: ReasoningDelta{Index: reasoning, Text: r.GetText(),
 				Signature: r.GetSignature(), Redacted: r.GetRedacted(), ID: r.GetId(), Format: r.GetFormat()}})
+			if sp := r.GetSummaryParts(); len(sp) > 1 && strings.Join(sp, fold.SummarySeparator) == r.GetText() {
+				// One piece per summary part, as a stream sends them
+				// (ReasoningDelta.summary_index), the first with the
+				// block's signature and id.
+				first := events[len(events)-1]
+				first.Reasoning.Text = sp[0]
+				for i, t := range sp[1:] {
+					events = append(events, &Event{Kind: EventReasoning, Reasoning: ReasoningDelta{Index: reasoning,
+						Text: fold.SummarySeparator + t, SummaryIndex: i + 1}})
+				}
+			}
 			reasoning++
 		case *llmrelayv1.Part_ToolCall:
 			c := k.ToolCall

@@ -94,6 +94,11 @@ type ReasoningDelta struct {
 	Index int
 	// Text is the next piece of reasoning text.
 	Text string
+	// SummaryIndex is the position among the block's summary parts of
+	// the part Text belongs to (llmrelayv1.ReasoningDelta.summary_index):
+	// a piece with a greater one than the piece before begins a part,
+	// its Text beginning with the blank line that joins the parts.
+	SummaryIndex int
 	// Signature is the block's opaque signature, when it arrives.
 	Signature string
 	// Redacted and ID are set on the block's first piece.
@@ -103,6 +108,13 @@ type ReasoningDelta struct {
 	// signature and data (OpenRouter's reasoning_details format), on the
 	// first piece that knows it.
 	Format string
+}
+
+// Proto is d as the contract's ReasoningDelta (without its provider, which
+// the gateway sets).
+func (d ReasoningDelta) Proto() *llmrelayv1.ReasoningDelta {
+	return &llmrelayv1.ReasoningDelta{Index: int32(d.Index), Text: d.Text, Signature: d.Signature, Redacted: d.Redacted,
+		Id: d.ID, Format: d.Format, SummaryIndex: int32(d.SummaryIndex)}
 }
 
 // ToolCallDelta is a fragment of a tool call.

@@ -264,8 +264,7 @@ func FoldStream(s Stream) (*Result, error) {
 		case EventReasoning:
 			pieceKind = 0
 			rd := ev.Reasoning
-			ferr = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(rd.Index), Text: rd.Text, Signature: rd.Signature,
-				Redacted: rd.Redacted, Id: rd.ID, Format: rd.Format})
+			ferr = acc.AddReasoning(rd.Proto())
 		case EventProviderItem:
 			if ev.Item == nil {
 				continue

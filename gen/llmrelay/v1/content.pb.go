@@ -336,7 +336,15 @@ type Reasoning struct {
 	// send back unchanged: an aggregator's dialect tag (OpenRouter's
 	// reasoning_details format: "anthropic-claude-v1", "google-gemini-v1",
 	// "openai-responses-v1"); empty when the provider names none.
-	Format        string `protobuf:"bytes,6,opt,name=format,proto3" json:"format,omitempty"`
+	Format string `protobuf:"bytes,6,opt,name=format,proto3" json:"format,omitempty"`
+	// The summary's parts, in order, when the provider sent the reasoning as
+	// two or more summary parts (OpenAI and Azure Responses `summary_text`
+	// entries); empty otherwise. text stays the whole: the non-empty parts
+	// joined with a blank line ("\n\n"), so a caller that reads only text is
+	// unchanged. The parts cannot be told apart from text (a part itself may
+	// hold blank lines). Sent back to the same provider type, each part goes
+	// as its own summary entry; without parts, text goes as one.
+	SummaryParts  []string `protobuf:"bytes,7,rep,name=summary_parts,json=summaryParts,proto3" json:"summary_parts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -411,6 +419,13 @@ func (x *Reasoning) GetFormat() string {
 		return x.Format
 	}
 	return ""
+}
+
+func (x *Reasoning) GetSummaryParts() []string {
+	if x != nil {
+		return x.SummaryParts
+	}
+	return nil
 }
 
 // ProviderItem is a piece of an answer that only its provider understands,
@@ -1095,14 +1110,15 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	" \x01(\v2\x19.llmrelay.v1.ProviderItemH\x00R\fproviderItem\x12\x14\n" +
 	"\x05phase\x18\a \x01(\tR\x05phase\x12\x17\n" +
 	"\aitem_id\x18\t \x01(\tR\x06itemIdB\x06\n" +
-	"\x04kind\"\x9d\x01\n" +
+	"\x04kind\"\xc2\x01\n" +
 	"\tReasoning\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n" +
 	"\tsignature\x18\x02 \x01(\tR\tsignature\x12\x1a\n" +
 	"\bredacted\x18\x03 \x01(\bR\bredacted\x12\x0e\n" +
 	"\x02id\x18\x04 \x01(\tR\x02id\x12\x1a\n" +
 	"\bprovider\x18\x05 \x01(\tR\bprovider\x12\x16\n" +
-	"\x06format\x18\x06 \x01(\tR\x06format\"R\n" +
+	"\x06format\x18\x06 \x01(\tR\x06format\x12#\n" +
+	"\rsummary_parts\x18\a \x03(\tR\fsummaryParts\"R\n" +
 	"\fProviderItem\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +

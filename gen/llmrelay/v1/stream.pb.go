@@ -262,7 +262,16 @@ type ReasoningDelta struct {
 	// Set on the block's first delta: see Reasoning.provider.
 	Provider string `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
 	// See Reasoning.format; on the first delta that knows it.
-	Format        string `protobuf:"bytes,7,opt,name=format,proto3" json:"format,omitempty"`
+	Format string `protobuf:"bytes,7,opt,name=format,proto3" json:"format,omitempty"`
+	// The position in Reasoning.summary_parts of the part this delta's text
+	// belongs to (0-based; meaningful on deltas with text). A delta whose
+	// summary_index is greater than the previous text delta's begins a new
+	// part; when the block already has text, that delta's text begins with
+	// the blank line ("\n\n") that joins the parts in Reasoning.text, so the
+	// concatenated texts still equal Reasoning.text. The part's own text is
+	// what follows the blank line. A block whose deltas all have
+	// summary_index 0 has no summary_parts.
+	SummaryIndex  int32 `protobuf:"varint,8,opt,name=summary_index,json=summaryIndex,proto3" json:"summary_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -344,6 +353,13 @@ func (x *ReasoningDelta) GetFormat() string {
 		return x.Format
 	}
 	return ""
+}
+
+func (x *ReasoningDelta) GetSummaryIndex() int32 {
+	if x != nil {
+		return x.SummaryIndex
+	}
+	return 0
 }
 
 // ToolCallDelta is a fragment of one tool call. Deltas of parallel calls may
@@ -563,7 +579,7 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"beginsPart\";\n" +
 	"\fRefusalDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x17\n" +
-	"\aitem_id\x18\x02 \x01(\tR\x06itemId\"\xb8\x01\n" +
+	"\aitem_id\x18\x02 \x01(\tR\x06itemId\"\xdd\x01\n" +
 	"\x0eReasoningDelta\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n" +
@@ -571,7 +587,8 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"\bredacted\x18\x04 \x01(\bR\bredacted\x12\x0e\n" +
 	"\x02id\x18\x05 \x01(\tR\x02id\x12\x1a\n" +
 	"\bprovider\x18\x06 \x01(\tR\bprovider\x12\x16\n" +
-	"\x06format\x18\a \x01(\tR\x06format\"\x99\x01\n" +
+	"\x06format\x18\a \x01(\tR\x06format\x12#\n" +
+	"\rsummary_index\x18\b \x01(\x05R\fsummaryIndex\"\x99\x01\n" +
 	"\rToolCallDelta\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +

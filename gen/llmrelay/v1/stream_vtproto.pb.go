@@ -239,6 +239,11 @@ func (m *ReasoningDelta) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.SummaryIndex != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.SummaryIndex))
+		i--
+		dAtA[i] = 0x40
+	}
 	if len(m.Format) > 0 {
 		i -= len(m.Format)
 		copy(dAtA[i:], m.Format)
@@ -562,6 +567,9 @@ func (m *ReasoningDelta) SizeVT() (n int) {
 	l = len(m.Format)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.SummaryIndex != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.SummaryIndex))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -1387,6 +1395,25 @@ func (m *ReasoningDelta) UnmarshalVT(dAtA []byte) error {
 			}
 			m.Format = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field SummaryIndex", wireType)
+			}
+			m.SummaryIndex = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.SummaryIndex |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

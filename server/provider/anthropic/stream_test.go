@@ -230,7 +230,7 @@ func accumulate(t *testing.T, evs []*provider.Event) *llmrelayv1.Message {
 			}
 		case provider.EventReasoning:
 			r := ev.Reasoning
-			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature, Redacted: r.Redacted, Id: r.ID})
+			err = acc.AddReasoning(r.Proto())
 		case provider.EventProviderItem:
 			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		case provider.EventToolCall:

@@ -341,7 +341,7 @@ func accumulate(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
 			acc.AddRefusal(ev.Text)
 		case provider.EventReasoning:
 			r := ev.Reasoning
-			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature, Redacted: r.Redacted, Id: r.ID})
+			err = acc.AddReasoning(r.Proto())
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -289,10 +290,12 @@ func respBodyMeta(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 // setRespExtras keeps a Response object's moderation results (when not
 // null) and its hosted tools' usage (when it counts anything: OpenAI
 // sends tool_usage with every count 0 on answers that ran no hosted tool,
-// which says nothing) in meta.extended.
+// which says nothing) in meta.extended. A flagged input or output is also
+// a warning (moderationWarnings).
 func setRespExtras(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 	if isPresent(w.Moderation) {
 		setExtendedJSON(meta, extModeration, w.Moderation)
+		meta.Warnings = append(meta.Warnings, moderationWarnings(w.Moderation)...)
 	}
 	if isPresent(w.ToolUsage) && countsSomething(w.ToolUsage) {
 		setExtendedJSON(meta, extToolUsage, w.ToolUsage)
@@ -308,6 +311,43 @@ func setRespExtras(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 			provider.SetExtended(meta, extGatewayCost, cost)
 		}
 	}
+}
+
+// moderationWarnings says which of a Response object's moderation results
+// ({input, output}, each with flagged and categories) flagged their text:
+// OpenAI answered status completed to pydantic-ai's block-policy request
+// although it flagged the input (violence 0.95;
+// testdata/real_pyd_openai_responses_moderation_block_policy.http), and
+// the results alone, in meta.extended, tell a caller nothing unless it
+// looks. The answer stays what the status says.
+func moderationWarnings(raw json.RawMessage) []string {
+	var m map[string]struct {
+		Flagged    bool            `json:"flagged"`
+		Categories map[string]bool `json:"categories"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var warnings []string
+	for _, side := range []string{"input", "output"} {
+		r, ok := m[side]
+		if !ok || !r.Flagged {
+			continue
+		}
+		var cats []string
+		for c, on := range r.Categories {
+			if on {
+				cats = append(cats, c)
+			}
+		}
+		slices.Sort(cats)
+		w := "OpenAI's moderation flagged the " + side
+		if len(cats) > 0 {
+			w += " (" + strings.Join(cats, ", ") + ")"
+		}
+		warnings = append(warnings, w+"; the provider answered anyway (see meta.extended.moderation)")
+	}
+	return warnings
 }
 
 // countsSomething reports whether a JSON value holds a number other than
@@ -553,27 +593,28 @@ func messageItemText(it *respOutputItem) (text, refusal string, warnings []strin
 
 // reasoningSeparator joins the summary parts of a reasoning item into one
 // Reasoning text (unary and streamed alike).
-const reasoningSeparator = "\n\n"
+const reasoningSeparator = fold.SummarySeparator
 
 // reasoningFromItem converts a reasoning item: its id, its summary texts
-// joined, and its encrypted_content as the signature to send back.
+// joined with reasoningSeparator (and the parts themselves when there are
+// two or more: Reasoning.summary_parts), else, when the summary is empty,
+// the raw chain of thought in its reasoning_text content parts, which
+// open-weight models served through the Responses API (gpt-oss on
+// OpenRouter, vLLM) send instead of a summary; and its encrypted_content
+// as the signature to send back.
 func reasoningFromItem(it *respOutputItem) (*llmrelayv1.Reasoning, []string) {
-	text, warnings := reasoningSummaryText(it)
-	return &llmrelayv1.Reasoning{Id: it.ID, Text: text, Signature: encryptedContent(it)}, warnings
-}
-
-// reasoningSummaryText is a reasoning item's text: its summary (see
-// summaryText), else, when the summary is empty, the raw chain of thought
-// in its reasoning_text content parts, which open-weight models served
-// through the Responses API (gpt-oss on OpenRouter, vLLM) send instead of a
-// summary.
-func reasoningSummaryText(it *respOutputItem) (string, []string) {
-	text, warnings := summaryText(it)
-	if text != "" {
-		return text, warnings
+	r := &llmrelayv1.Reasoning{Id: it.ID, Signature: encryptedContent(it)}
+	parts, warnings := summaryParts(it)
+	if len(parts) > 0 {
+		r.Text = strings.Join(parts, reasoningSeparator)
+		if len(parts) > 1 {
+			r.SummaryParts = parts
+		}
+		return r, warnings
 	}
 	raw, warns := reasoningContentText(it)
-	return raw, append(warnings, warns...)
+	r.Text = raw
+	return r, append(warnings, warns...)
 }
 
 // reasoningContentText joins the non-empty texts of a reasoning item's
@@ -605,26 +646,29 @@ func reasoningContentText(it *respOutputItem) (string, []string) {
 	return b.String(), warnings
 }
 
-// summaryText joins the non-empty texts of a reasoning item's summary
-// parts with reasoningSeparator. A summary that is a plain string is the
-// text; parts without text are reported in warnings.
-func summaryText(it *respOutputItem) (string, []string) {
+// summaryParts is the non-empty texts of a reasoning item's summary
+// parts, in order. A summary that is a plain string is one part; parts
+// without text are reported in warnings.
+func summaryParts(it *respOutputItem) ([]string, []string) {
 	t := bytes.TrimSpace(it.Summary)
 	if len(t) == 0 || string(t) == "null" {
-		return "", nil
+		return nil, nil
 	}
 	if t[0] == '"' {
 		var s string
 		if err := json.Unmarshal(t, &s); err == nil {
-			return s, nil
+			if s == "" {
+				return nil, nil
+			}
+			return []string{s}, nil
 		}
 	}
 	var parts []respContentPart
 	if err := json.Unmarshal(t, &parts); err != nil {
-		return "", []string{fmt.Sprintf("reasoning item %q has a summary of an unrecognized shape; ignored", it.ID)}
+		return nil, []string{fmt.Sprintf("reasoning item %q has a summary of an unrecognized shape; ignored", it.ID)}
 	}
 	var (
-		b        strings.Builder
+		texts    []string
 		warnings []string
 	)
 	for _, pt := range parts {
@@ -632,13 +676,10 @@ func summaryText(it *respOutputItem) (string, []string) {
 		case pt.Text == nil:
 			warnings = append(warnings, fmt.Sprintf("ignored summary part of type %q in reasoning item %q", pt.Type, it.ID))
 		case *pt.Text != "":
-			if b.Len() > 0 {
-				b.WriteString(reasoningSeparator)
-			}
-			b.WriteString(*pt.Text)
+			texts = append(texts, *pt.Text)
 		}
 	}
-	return b.String(), warnings
+	return texts, warnings
 }
 
 // encryptedContent is a reasoning item's encrypted_content ("" if absent).

@@ -663,7 +663,7 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool, sum 
 		// (testdata/real_opencode_mantle_gptoss20b_replay_stream_3.next_request.json);
 		// kimi-k2.6 on DigitalOcean the same without the item's id
 		// (testdata/real_opencode_digitalocean_kimi_tool_loop_stream_1.next_request.json).
-		summary := []respSummaryPart{{Type: "summary_text", Text: r.GetText()}}
+		summary := summaryEntries(r)
 		id := r.GetId()
 		if sum == summaryBackNoID {
 			id = ""
@@ -673,11 +673,27 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool, sum 
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without encrypted content (signature) was not sent: "+
 			"only a stored request can resolve a reasoning item by its id alone", i, j)
 	}
+	summary := summaryEntries(r)
+	return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &summary, EncryptedContent: r.GetSignature()}, ""
+}
+
+// summaryEntries is a reasoning item's summary as it goes back: one
+// summary_text entry per part of Reasoning.summary_parts, as OpenAI and
+// Azure listed them, when the parts still join to its text; else (one
+// part, a client-built history, a text the caller changed) the text as
+// one entry; none for no text.
+func summaryEntries(r *llmrelayv1.Reasoning) []respSummaryPart {
 	summary := []respSummaryPart{}
+	if sp := r.GetSummaryParts(); len(sp) > 1 && strings.Join(sp, reasoningSeparator) == r.GetText() {
+		for _, t := range sp {
+			summary = append(summary, respSummaryPart{Type: "summary_text", Text: t})
+		}
+		return summary
+	}
 	if r.GetText() != "" {
 		summary = append(summary, respSummaryPart{Type: "summary_text", Text: r.GetText()})
 	}
-	return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &summary, EncryptedContent: r.GetSignature()}, ""
+	return summary
 }
 
 // rawReasoningBack says whether reasoning without encrypted content goes

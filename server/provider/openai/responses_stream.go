@@ -262,6 +262,10 @@ type respReasoningState struct {
 	index int
 	// summary is the summary_index of the last summary delta (-1: none).
 	summary int
+	// part is the position in Reasoning.summary_parts of the summary
+	// part the last text belongs to (ReasoningDelta.summary_index): the
+	// provider's summary_index counted over the parts that had text.
+	part int
 	// textBytes is the length of the reasoning text emitted so far.
 	textBytes int
 	// encrypted is the encrypted_content announced by output_item.added,
@@ -598,7 +602,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta), ev.Delta, false)
 	case "response.reasoning_text.delta":
 		// The raw chain of thought (open-weight models), the text of a
-		// reasoning item without a summary (reasoningSummaryText).
+		// reasoning item without a summary (reasoningFromItem).
 		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.ContentIndex, deltaText(ev.Delta), ev.Delta, true)
 	case "response.completed", "response.incomplete":
 		if ev.Response == nil {
@@ -1835,13 +1839,27 @@ func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryInde
 	if delta = s.joinDelta(typ, nil, st, int64(part), delta, tok); delta == "" {
 		return
 	}
-	st.raw = raw
+	delta = st.partText(part, raw, delta)
+	s.pushReasoning(st, provider.ReasoningDelta{Text: delta, SummaryIndex: st.part})
+}
+
+// partText is delta, the next text of the provider's part (summary_index,
+// or content_index for raw text), preceded by reasoningSeparator when it
+// begins another part after earlier text, as the unary texts are joined;
+// another summary part is the next of Reasoning.summary_parts (st.part).
+// Raw text parts are no summary parts: their text is joined alike, all at
+// summary_index 0.
+func (st *respReasoningState) partText(part int, raw bool, delta string) string {
 	if part != st.summary && st.textBytes > 0 {
 		delta = reasoningSeparator + delta
+		if !raw {
+			st.part++
+		}
 	}
+	st.raw = raw
 	st.summary = part
 	st.textBytes += len(delta)
-	s.pushReasoning(st, provider.ReasoningDelta{Text: delta})
+	return delta
 }
 
 // reasoningDone ends a reasoning item: the summary text its deltas did not
@@ -1854,23 +1872,26 @@ func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputIt
 		// (nothing streamed) the item's text as the unary answer has it.
 		var (
 			text  string
+			parts []string
 			warns []string
 		)
+		if !st.raw {
+			parts, warns = summaryParts(it)
+		}
 		switch {
-		case st.raw:
-			text, warns = reasoningContentText(it)
-		case st.textBytes > 0:
-			text, warns = summaryText(it)
-		default:
-			text, warns = reasoningSummaryText(it)
+		case len(parts) > 0:
+			text = strings.Join(parts, reasoningSeparator)
+		case st.raw || st.textBytes == 0:
+			var w []string
+			text, w = reasoningContentText(it)
+			warns = append(warns, w...)
 		}
 		if len(warns) > 0 {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
 		}
 		if len(text) > st.textBytes {
 			if rest := text[st.textBytes:]; utf8.ValidString(rest) {
-				st.textBytes = len(text)
-				s.pushReasoning(st, provider.ReasoningDelta{Text: rest})
+				s.pushSummaryRest(st, parts, text)
 			}
 		}
 	}
@@ -1888,6 +1909,38 @@ func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputIt
 		st.signed = true
 		s.pushReasoning(st, provider.ReasoningDelta{Signature: st.encrypted})
 		st.encrypted = ""
+	}
+}
+
+// pushSummaryRest sends text[st.textBytes:], the end of a reasoning
+// item's text its deltas did not carry, one piece per summary part (parts
+// joined are text; none: raw text, one piece): a piece that begins a part
+// after earlier text begins with its separator and the next summary_index,
+// as a delta would, so that the folded parts are the unary ones.
+func (s *responsesStream) pushSummaryRest(st *respReasoningState, parts []string, text string) {
+	if len(parts) == 0 {
+		rest := text[st.textBytes:]
+		st.textBytes = len(text)
+		s.pushReasoning(st, provider.ReasoningDelta{Text: rest, SummaryIndex: st.part})
+		return
+	}
+	pos := 0
+	for k, p := range parts {
+		begin := pos // where the part's separator begins
+		if k > 0 {
+			pos += len(reasoningSeparator)
+		}
+		pos += len(p)
+		if pos <= st.textBytes {
+			continue
+		}
+		from := max(begin, st.textBytes)
+		if k > 0 && from == begin {
+			st.part++
+		}
+		piece := text[from:pos]
+		st.textBytes = pos
+		s.pushReasoning(st, provider.ReasoningDelta{Text: piece, SummaryIndex: st.part})
 	}
 }
 
@@ -1937,8 +1990,8 @@ func (s *responsesStream) flushHeld() {
 	}
 	switch {
 	case h.rs != nil:
-		h.rs.textBytes += len(t)
-		s.pushReasoning(h.rs, provider.ReasoningDelta{Text: t})
+		t = h.rs.partText(int(h.part), h.typ == "response.reasoning_text.delta", t)
+		s.pushReasoning(h.rs, provider.ReasoningDelta{Text: t, SummaryIndex: h.rs.part})
 	case h.typ == "response.output_text.delta":
 		h.text.text += len(t)
 		s.push(&provider.Event{Kind: provider.EventText, Text: t, Phase: h.text.phase, ItemID: h.text.id})

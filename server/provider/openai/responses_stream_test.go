@@ -474,8 +474,7 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 				ArgumentsDelta: d.Arguments, Signature: d.Signature})
 		case provider.EventReasoning:
 			r := ev.Reasoning
-			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
-				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
+			err = acc.AddReasoning(r.Proto())
 		case provider.EventProviderItem:
 			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		case provider.EventToolCallCut:
@@ -815,6 +814,9 @@ func FuzzResponsesStream(f *testing.F) {
 	f.Add(providertest.Load(f, td("ollama_responses_length_text_stream.http")).Body)
 	f.Add(providertest.Load(f, td("llamacpp_responses_length_calls_stream.http")).Body)
 	f.Add([]byte(sseEvent("response.completed", `{"type":"response.completed","response":{"status":"incomplete","incomplete_details":null,"max_output_tokens":null,"output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{","status":"completed"}],"usage":{"input_tokens":1,"output_tokens":80,"total_tokens":81}}}`)))
+	// Round 26: summary parts streamed whole, cut, or not at all.
+	f.Add([]byte(r26SummaryStream("f1", [][2]any{{"0", "a\n\nb"}, {"2", "c"}, {"1", "d"}}, r26SummaryJSON("a\n\nb", "d", "c"))))
+	f.Add([]byte(r26SummaryStream("f2", [][2]any{{"0", "x"}}, r26SummaryJSON("x", "", "y😀"))))
 	p, err := New(testKey)
 	if err != nil {
 		f.Fatal(err)
@@ -837,8 +839,21 @@ func FuzzResponsesStream(f *testing.F) {
 		}
 		checkRespStreamInvariants(t, evs)
 		ended := map[string]bool{}
+		// A block's summary_index starts at 0 and grows by one, on a
+		// text beginning with the blank line.
+		part, texted := map[int]int{}, map[int]bool{}
 		for _, ev := range evs {
 			switch ev.Kind {
+			case provider.EventReasoning:
+				d := ev.Reasoning
+				if d.Text == "" {
+					break
+				}
+				last := part[d.Index]
+				if d.SummaryIndex != last && (d.SummaryIndex != last+1 || !texted[d.Index] || !strings.HasPrefix(d.Text, "\n\n")) {
+					t.Errorf("reasoning %d: delta %q at summary_index %d after %d", d.Index, d.Text, d.SummaryIndex, last)
+				}
+				part[d.Index], texted[d.Index] = d.SummaryIndex, true
 			case provider.EventToolCall:
 				if ended[ev.ToolCall.CallID] {
 					t.Errorf("fragment after the end of call %s", ev.ToolCall.CallID)

@@ -193,8 +193,10 @@ func TestGenerateResponses(t *testing.T) {
 					continue
 				}
 				summary, _ := item["summary"].([]any)
-				if item["id"] != rtReasoningID || item["encrypted_content"] != first.GetSignature() || len(summary) != 1 ||
-					summary[0].(map[string]any)["text"] != first.GetText() {
+				// One summary_text entry per summary part (two).
+				sp := first.GetSummaryParts()
+				if item["id"] != rtReasoningID || item["encrypted_content"] != first.GetSignature() || len(sp) != 2 || len(summary) != len(sp) ||
+					summary[0].(map[string]any)["text"] != sp[0] || summary[1].(map[string]any)["text"] != sp[1] {
 					t.Errorf("reasoning sent back %v", item)
 				}
 			}

@@ -254,11 +254,11 @@ func miraThinkingRequest(msgs ...*llmrelayv1.Message) *provider.Request {
 // reasoning item (no encrypted_content: the request was stored) whose
 // summary has five summary_text parts, then the message "3"; 1088 of 1095
 // output tokens reasoning. The five parts are one Reasoning part, their
-// texts joined by a blank line, with the item's id. The cassette's second
-// request, which the live API took, sends the reasoning item back by its
-// id with the five summary parts, the message, and a new user turn; ours
-// sends the item by its id too (a stored request resolves it so), the
-// message and the turn.
+// texts joined by a blank line, with the item's id, and kept in
+// summary_parts (round 26). The cassette's second request, which the live
+// API took, sends the reasoning item back by its id with the five summary
+// parts, the message, and a new user turn; ours sends the same (before
+// round 26: the five parts as one joined entry).
 func TestRound17MiraResponsesThinking(t *testing.T) {
 	t.Parallel()
 	res := replayRound13Unary(t, "real_mira_responses_thinking_1", miraThinkingRequest())
@@ -279,6 +279,13 @@ func TestRound17MiraResponsesThinking(t *testing.T) {
 		if !strings.Contains(r.GetText(), s) {
 			t.Errorf("reasoning text lacks %q", s)
 		}
+	}
+	// The five parts, as listed (Reasoning.summary_parts), each its
+	// heading and body: joined, they are the text.
+	sp := r.GetSummaryParts()
+	if len(sp) != 5 || strings.Join(sp, "\n\n") != r.GetText() || !strings.HasPrefix(sp[1], "**Checking candidates for primality**\n\nI need") ||
+		!strings.HasSuffix(sp[1], "with no remainders.") || !strings.HasPrefix(sp[4], "**Delivering the final answer**\n\n") {
+		t.Errorf("summary parts %q", sp)
 	}
 	if !strings.HasSuffix(r.GetText(), "Alright, here it goes: 3.") {
 		t.Errorf("reasoning text ends %q", r.GetText()[len(r.GetText())-40:])
@@ -315,12 +322,14 @@ func TestRound17MiraResponsesThinking(t *testing.T) {
 	if len(items) != 4 {
 		t.Fatalf("input %v", items)
 	}
-	// The recorded request sends the five summary parts as received; the
-	// contract has one text per Reasoning part, so ours sends the joined
-	// text as one summary_text part (the summary is not what resolves a
-	// stored item: its id is).
-	wantRS := map[string]any{"type": "reasoning", "id": "rs_0c6fe76bfb6817d700696afa0fdfb48197aa1316339d7ef345",
-		"summary": []any{map[string]any{"type": "summary_text", "text": r.GetText()}}}
+	// The recorded request sends the five summary parts as received; so
+	// does ours, from Reasoning.summary_parts (before round 26 it sent the
+	// joined text as one summary_text entry).
+	var entries []any
+	for _, t := range r.GetSummaryParts() {
+		entries = append(entries, map[string]any{"type": "summary_text", "text": t})
+	}
+	wantRS := map[string]any{"type": "reasoning", "id": "rs_0c6fe76bfb6817d700696afa0fdfb48197aa1316339d7ef345", "summary": entries}
 	if !reflect.DeepEqual(items[1], wantRS) {
 		t.Errorf("input[1] %v, want %v", items[1], wantRS)
 	}

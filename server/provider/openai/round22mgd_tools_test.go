@@ -322,10 +322,11 @@ func TestMgdSquareRootDefaultEffort(t *testing.T) {
 // then the call call_PzcV5EIsUpM6aS3h7o9osWmk; 73 in, 341 out of which
 // 320 reasoning. The two parts are one Reasoning part (the contract has
 // one per item; two parts with one id would be sent back as two items
-// with the same id), joined by a blank line, each part's text whole.
-// Sent back (with encrypted content, which this run did not ask for), the
-// item is one reasoning input item with the joined text as its one
-// summary_text, before the call it led to.
+// with the same id), joined by a blank line, each part's text whole, and
+// the two parts in summary_parts (round 26). Sent back (with encrypted
+// content, which this run did not ask for), the item is one reasoning
+// input item with the two summary_text entries, before the call it led
+// to.
 func TestMgdNanoTwoSummaryParts(t *testing.T) {
 	t.Parallel()
 	req := mgdTools(mgdRequest("gpt-5-nano", mgdSqrtQuestion, 0), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
@@ -341,6 +342,7 @@ func TestMgdNanoTwoSummaryParts(t *testing.T) {
 	const second = "**Estimating square root**\n\nI calculated that 364 squared equals 132,496, and 363 squared equals 131,769, which means that the square root of 132,413 is between 363 and 364, likely closer to 364. To be more precise, I figured out that by linear interpolation, it's approximately 363.885. However, to ensure accuracy, I\u2019ll call the tool to compute the exact value of the square root. It's essential to confirm the calculation numerically!"
 	p := res.Message.GetParts()
 	if len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b4f12560f0819497619b2add31b9f7059151d13967822a" || p[0].GetReasoning().GetText() != first+"\n\n"+second ||
+		!reflect.DeepEqual(p[0].GetReasoning().GetSummaryParts(), []string{first, second}) ||
 		p[1].GetToolCall().GetCallId() != "call_PzcV5EIsUpM6aS3h7o9osWmk" {
 		t.Fatalf("parts %v", p)
 	}
@@ -358,7 +360,7 @@ func TestMgdNanoTwoSummaryParts(t *testing.T) {
 	}
 	items, _ := decodeBody(t, body)["input"].([]any)
 	want := map[string]any{"type": "reasoning", "id": "rs_68b4f12560f0819497619b2add31b9f7059151d13967822a", "encrypted_content": "gAAAAB-encrypted",
-		"summary": []any{map[string]any{"type": "summary_text", "text": first + "\n\n" + second}}}
+		"summary": []any{map[string]any{"type": "summary_text", "text": first}, map[string]any{"type": "summary_text", "text": second}}}
 	if len(items) != 4 || !reflect.DeepEqual(items[1], want) {
 		t.Errorf("input %v", items)
 	}

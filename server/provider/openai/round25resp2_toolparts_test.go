@@ -295,7 +295,8 @@ func TestRound25AzureMultiSummaryEncrypted(t *testing.T) {
 		t.Fatalf("parts %v", parts)
 	}
 	r := parts[0].GetReasoning()
-	if r.GetId() != "rs_anonymized_reasoning_synth_001" || r.GetText() != strings.Join(summaries, "\n\n") || r.GetSignature() != canonical {
+	if r.GetId() != "rs_anonymized_reasoning_synth_001" || r.GetText() != strings.Join(summaries, "\n\n") || r.GetSignature() != canonical ||
+		!reflect.DeepEqual(r.GetSummaryParts(), summaries) {
 		t.Errorf("reasoning %v", r)
 	}
 	if parts[1].GetText() != "Anonymized assistant response text." || parts[1].GetPhase() != "final_answer" || len(f.Meta.GetWarnings()) != 0 {
@@ -321,8 +322,13 @@ func TestRound25AzureMultiSummaryEncrypted(t *testing.T) {
 
 	got, warnings := r24NextInput(t, p, "gpt-5.4", msgOf(llmrelayv1.Role_ROLE_USER, text("Explain.")), f.Message,
 		msgOf(llmrelayv1.Role_ROLE_USER, text("More.")))
-	want := map[string]any{"type": "reasoning", "id": "rs_anonymized_reasoning_synth_001", "encrypted_content": canonical,
-		"summary": []any{map[string]any{"type": "summary_text", "text": strings.Join(summaries, "\n\n")}}}
+	// The six summaries go back as six summary_text entries (round 26;
+	// before, one entry held them joined).
+	var entries []any
+	for _, s := range summaries {
+		entries = append(entries, map[string]any{"type": "summary_text", "text": s})
+	}
+	want := map[string]any{"type": "reasoning", "id": "rs_anonymized_reasoning_synth_001", "encrypted_content": canonical, "summary": entries}
 	if len(warnings) != 0 || len(got) != 4 || !reflect.DeepEqual(got[1], want) {
 		t.Errorf("input %v, warnings %q", got, warnings)
 	}

@@ -36,7 +36,10 @@ func TestRound26AzureMultiSummaryNoEncryption(t *testing.T) {
 		summaries = append(summaries, fmt.Sprintf("**Anonymized summary %d**\n\nThis is placeholder reasoning text for anonymized fixture summary index %d. "+
 			"The actual reasoning content has been redacted; only the streaming structure is preserved for test purposes.", i, i))
 	}
-	wantReasoning := &llmrelayv1.Reasoning{Id: "rs_anonymized_002", Text: strings.Join(summaries, "\n\n")}
+	// The three parts, kept (summary_parts, round 26): folded from the
+	// stream's deltas by their summary_index, as the unary reading lists
+	// them.
+	wantReasoning := &llmrelayv1.Reasoning{Id: "rs_anonymized_002", Text: strings.Join(summaries, "\n\n"), SummaryParts: summaries}
 	parts := f.Message.GetParts()
 	if len(parts) != 2 || !proto.Equal(parts[0].GetReasoning(), wantReasoning) {
 		t.Fatalf("parts %v", parts)
@@ -78,15 +81,18 @@ func TestRound26AzureMultiSummaryNoEncryption(t *testing.T) {
 	}
 
 	// Stored (store true): the item goes back by its id, which OpenAI
-	// resolves, with the three parts as one summary_text entry (the
-	// contract keeps one text; see testdata/README.md, round 26).
+	// resolves, with its three summary_text entries as listed (before
+	// summary_parts, one entry held the joined text).
 	req = r21Request("gpt-5.4", "")
 	req.Reasoning = true
 	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Explain.")), unary.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("More."))}
 	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(true)}}}
 	stored, warnings := r24Built(t, p, req)
-	wantItem := map[string]any{"type": "reasoning", "id": "rs_anonymized_002",
-		"summary": []any{map[string]any{"type": "summary_text", "text": strings.Join(summaries, "\n\n")}}}
+	var entries []any
+	for _, s := range summaries {
+		entries = append(entries, map[string]any{"type": "summary_text", "text": s})
+	}
+	wantItem := map[string]any{"type": "reasoning", "id": "rs_anonymized_002", "summary": entries}
 	if len(warnings) != 0 || len(stored.Input) != 4 || !reflect.DeepEqual(stored.Input[1], wantItem) || !reflect.DeepEqual(stored.Input[2], wantMsg) {
 		t.Errorf("stored input %v, warnings %q", stored.Input, warnings)
 	}

@@ -273,8 +273,7 @@ func s21Fold(t *testing.T, evs []*provider.Event) (*llmrelayv1.Message, folded, 
 			acc.AddRefusal(ev.Text)
 		case provider.EventReasoning:
 			r := ev.Reasoning
-			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
-				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
+			err = acc.AddReasoning(r.Proto())
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			if ended[d.CallID] != "" {
