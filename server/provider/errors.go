@@ -821,6 +821,11 @@ func statusMessage(resp *http.Response) string {
 			msg += " (" + cf + ")"
 		}
 	}
+	if enc := UnreadEncoding(resp.Header); enc != "" {
+		// Its body is not read (the pipeline's transport refuses it):
+		// say why the provider's words are missing.
+		msg += " (the body is in Content-Encoding " + enc + ", which the gateway cannot read)"
+	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
 			// Scheme and host only: a query can carry a key.
@@ -1087,10 +1092,26 @@ func AnswerFailed(err error, requestID string, meta *llmrelayv1.ResponseMeta) er
 	return err
 }
 
-// ErrNotAnAnswer marks (in Error.Err) a 2xx answer that is a web page,
-// not the API's answer (the pipeline's transport tells): the deployment's
-// base_url or what stands in front of it is at fault, never the request.
-var ErrNotAnAnswer = errors.New("the answer is a web page, not the API's")
+// ErrNotAnAnswer marks (in Error.Err) a 2xx answer that is not the API's
+// answer (the pipeline's transport tells): a web page, or a body in a
+// content coding the gateway cannot read (UnreadEncoding); the
+// deployment's base_url or what stands in front of it is at fault, never
+// the request.
+var ErrNotAnAnswer = errors.New("the answer is not the API's (a web page, or a content coding the gateway cannot read)")
+
+// UnreadEncoding is the Content-Encoding of an answer whose body the
+// transports left encoded: any coding but gzip (which the gateway asks
+// for, and its transports decode, removing the header) and identity; ""
+// for none. A proxy in front of a provider may compress with Brotli or
+// zstd whatever the client accepts.
+func UnreadEncoding(h http.Header) string {
+	enc := strings.TrimSpace(strings.Join(h.Values("Content-Encoding"), ", "))
+	switch strings.ToLower(enc) {
+	case "", "identity", "gzip", "x-gzip":
+		return ""
+	}
+	return Shorten(enc, 40)
+}
 
 // ErrStreamCut marks (in Error.Err) a stream that ended before the
 // provider's final event: the connection closed, or the body ended, mid
