@@ -44,6 +44,8 @@ type f26Shape struct {
 	name string
 	// step answers attempt n of format f; date is the answer's Date.
 	step func(f f13Format, n int, date time.Time) f13Step
+	// streamStep replaces step for a stream request (nil: the same).
+	streamStep func(f f13Format, n int, date time.Time) f13Step
 	// only: the formats it applies to ("" for all).
 	only   []string
 	code   codes.Code
@@ -58,6 +60,11 @@ type f26Shape struct {
 	delay time.Duration
 	// noHead: no response head arrives (no request id, no rate limits).
 	noHead bool
+	// streamReason and streamRetry replace reason and retry for a stream
+	// request ("": the same); rrStatus is the upstream status each retry
+	// reason records when it differs from status (an answer's 200 head).
+	streamReason, streamRetry string
+	rrStatus                  int32
 	// msgNot: what the status message must not hold; msgHas: what it
 	// must.
 	msgNot []string
@@ -131,6 +138,30 @@ func f26Shapes() []f26Shape {
 			h.Set("Content-Type", "application/json")
 			return respond(200, h, string(f26BrOK))
 		}, code: codes.Unavailable, reason: "UPSTREAM_BAD_RESPONSE", retry: "bad_response", msgNot: []string{"\ufffd", "\x1b"}, msgHas: "Content-Encoding br"},
+		{name: "headers then reset", step: func(f f13Format, n int, d time.Time) f13Step {
+			return thenReset(merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), "")
+		}, streamStep: func(f f13Format, n int, d time.Time) f13Step { return thenReset(f.streamHead(n), "") },
+			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "unavailable", rrStatus: 200},
+		{name: "200 empty", step: func(f f13Format, n int, d time.Time) f13Step {
+			return respond(200, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), "")
+		}, streamStep: func(f f13Format, n int, d time.Time) f13Step { return respond(200, f.streamHead(n), "") },
+			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "unavailable", rrStatus: 200,
+			streamReason: "UPSTREAM_BAD_RESPONSE", streamRetry: "stream_cut"},
+		{name: "200 body cut short", step: func(f f13Format, n int, d time.Time) f13Step {
+			return cutBody(merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), f.okBody[:len(f.okBody)/2])
+		}, streamStep: func(f f13Format, n int, d time.Time) f13Step { return respond(200, f.streamHead(n), f.head) },
+			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "unavailable", rrStatus: 200,
+			streamReason: "UPSTREAM_BAD_RESPONSE", streamRetry: "stream_cut"},
+		{name: "200 invalid JSON", step: func(f f13Format, n int, d time.Time) f13Step {
+			return respond(200, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), "{not json}")
+		}, streamStep: func(f f13Format, n int, d time.Time) f13Step {
+			body := map[string]string{"openai-responses": "event: response.created\ndata: {not json}\n\n", "anthropic": "event: message_start\ndata: {not json}\n\n",
+				"gemini": "data: {not json}\r\n\r\n", "ollama": "{not json}\n"}[f.name]
+			if body == "" {
+				body = "data: {not json}\n\n"
+			}
+			return respond(200, f.streamHead(n), body)
+		}, code: codes.Unavailable, reason: "UPSTREAM_BAD_RESPONSE", retry: "bad_response"},
 		{name: "reset before headers", step: resetConn, noHead: true,
 			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "connection_error"},
 		{name: "silent before headers", step: func(f13Format, int, time.Time) f13Step { return hangBeforeHeaders }, noHead: true,
@@ -183,9 +214,23 @@ func TestFault26Matrix(t *testing.T) {
 				if stream {
 					mode = "stream"
 				}
+				step := sh.step
+				if stream && sh.streamStep != nil {
+					step = sh.streamStep
+				}
+				sh := sh
+				if stream && sh.streamReason != "" {
+					sh.reason = sh.streamReason
+				}
+				if stream && sh.streamRetry != "" {
+					sh.retry = sh.streamRetry
+				}
+				if sh.rrStatus == 0 {
+					sh.rrStatus = int32(sh.status)
+				}
 				t.Run(f.name+"/"+sh.name+"/"+mode+"/every attempt", func(t *testing.T) {
 					t.Parallel()
-					up := f13Serve(t, sh.step(f, 1, date), sh.step(f, 2, date), sh.step(f, 3, date))
+					up := f13Serve(t, step(f, 1, date), step(f, 2, date), step(f, 3, date))
 					clock := &f13Clock{}
 					c := f13Start(t, f26Defaults+f.yaml, up.URL, clock)
 					got := f26Call(t, c, stream)
@@ -210,8 +255,8 @@ func TestFault26Matrix(t *testing.T) {
 						}
 					}
 					for i, rr := range m.GetRetryReasons() {
-						if rr.GetReason() != sh.retry || rr.GetProviderRequestId() != ff.wantReqID(i+1) {
-							t.Errorf("retry reason %d = %v, want %s with request id %q", i, rr, sh.retry, ff.wantReqID(i+1))
+						if rr.GetReason() != sh.retry || rr.GetUpstreamStatus() != sh.rrStatus || rr.GetProviderRequestId() != ff.wantReqID(i+1) {
+							t.Errorf("retry reason %d = %v, want %s, upstream status %d, request id %q", i, rr, sh.retry, sh.rrStatus, ff.wantReqID(i+1))
 						}
 						if i < attempts-1 {
 							if d := rr.GetDelay().AsDuration(); (sh.delay == 0 && !f20Backoff(d)) || (sh.delay != 0 && d != sh.delay) {
@@ -221,6 +266,13 @@ func TestFault26Matrix(t *testing.T) {
 					}
 					if s := clock.slept(); len(s) != attempts-1 || up.requests() != attempts {
 						t.Errorf("sleeps %v, upstream saw %d, want %d attempts", s, up.requests(), attempts)
+					}
+					if sh.code == codes.ResourceExhausted {
+						if v := quotaFailure(st).GetViolations(); len(v) == 0 || v[0].GetSubject() != "provider:up" || v[0].GetDescription() == "" {
+							t.Errorf("QuotaFailure violations %v, want the provider's", v)
+						}
+					} else if q := quotaFailure(st); q != nil {
+						t.Errorf("QuotaFailure %v on %v", q, st.Code())
 					}
 					ri := retryInfo(st)
 					if sh.delay == 0 && ri != nil {
@@ -240,7 +292,7 @@ func TestFault26Matrix(t *testing.T) {
 				}
 				t.Run(f.name+"/"+sh.name+"/"+mode+"/then success", func(t *testing.T) {
 					t.Parallel()
-					up := f13Serve(t, sh.step(f, 1, date), f.okFor(2, stream))
+					up := f13Serve(t, step(f, 1, date), f.okFor(2, stream))
 					clock := &f13Clock{}
 					c := f13Start(t, f26Defaults+f.yaml, up.URL, clock)
 					got := f26Call(t, c, stream)
@@ -256,8 +308,8 @@ func TestFault26Matrix(t *testing.T) {
 					if sh.noHead {
 						wantID = ""
 					}
-					if rr.GetReason() != sh.retry || rr.GetUpstreamStatus() != int32(sh.status) || rr.GetProviderRequestId() != wantID {
-						t.Errorf("retry reason %v, want %s %d %q", rr, sh.retry, sh.status, wantID)
+					if rr.GetReason() != sh.retry || rr.GetUpstreamStatus() != sh.rrStatus || rr.GetProviderRequestId() != wantID {
+						t.Errorf("retry reason %v, want %s %d %q", rr, sh.retry, sh.rrStatus, wantID)
 					}
 					if d := rr.GetDelay().AsDuration(); (sh.delay == 0 && !f20Backoff(d)) || (sh.delay != 0 && d != sh.delay) {
 						t.Errorf("delay %v, want %v", d, sh.delay)
@@ -314,5 +366,29 @@ func TestFault26UnreadEncodingFallsBack(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFault26GzipStream: a stream a proxy gzips (unasked) reads as the
+// stream it holds, for every format; so does a gzipped error answer to a
+// stream request, retried by its status into the answer.
+func TestFault26GzipStream(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			errH := merged(hdr("Content-Type", "application/json", "Content-Encoding", "gzip"), f.reqIDHeader(1), f.rl(1))
+			up := f13Serve(t, respond(503, errH, gzipped(f.errBody(503))), respond(200, merged(f.streamHead(2), hdr("Content-Encoding", "gzip")), gzipped(f.complete())))
+			c := f13Start(t, f26Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.err != nil || got.end == nil || got.text != okText {
+				t.Fatalf("err %v, end %v, text %q", got.err, got.end, got.text)
+			}
+			m := got.end.GetMeta()
+			if rr := m.GetRetryReasons(); m.GetAttempts() != 2 || len(rr) != 1 || rr[0].GetReason() != "http_503" || rr[0].GetMessage() != "upstream said 503" ||
+				rr[0].GetProviderRequestId() != f.wantReqID(1) || m.GetProviderRequestId() != f.wantReqID(2) {
+				t.Errorf("meta %v", m)
+			}
+		})
 	}
 }

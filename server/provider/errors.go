@@ -1021,8 +1021,9 @@ func TransportError(providerName string, err error) *Error {
 }
 
 // ErrBrokeMidAnswer marks (in Error.Err, wrapping the transport's own
-// error) a connection that broke (a reset, a broken pipe) while the
-// provider's answer was read, after its headers: unlike KindConnection's
+// error) a connection that broke (a reset, a broken pipe) or closed (a
+// body cut short of its length, none at all) while the provider's answer
+// was read, after its headers: unlike KindConnection's
 // failures, the provider had answered, so it may have billed the call,
 // and its request id and rate limits are known. Transient like a body
 // cut short: KindUnavailable, retried while nothing was relayed.
@@ -1049,6 +1050,11 @@ func BodyReadError(providerName string, err error) *Error {
 	if e.Kind == KindConnection && e.Err == err {
 		e.Kind = KindUnavailable
 		e.Message = "the provider answered, then the connection broke in the middle of its answer (the call may have been billed): " + redactURLError(err)
+		e.Err = &brokeMidAnswer{err}
+	} else if e.Kind == KindUnavailable && e.Err == err && errors.Is(err, io.ErrUnexpectedEOF) {
+		// Closed inside the body: the provider answered too (its
+		// status is a retry reason's upstream_status, as for a reset);
+		// kind and message stay TransportError's.
 		e.Err = &brokeMidAnswer{err}
 	}
 	return e
@@ -1321,7 +1327,7 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 		// after the head (a body delimited by the close, or a proxy's
 		// Content-Length: 0). Transient like a body cut short (and like
 		// an empty stream, a cut), not output that failed to parse.
-		e := TransportError(providerName, io.ErrUnexpectedEOF)
+		e := BodyReadError(providerName, io.ErrUnexpectedEOF)
 		e.Message = "the provider sent no answer after its headers (empty body)"
 		return nil, "", e
 	}
