@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -112,6 +113,15 @@ func f26Shapes() []f26Shape {
 		{name: "429 exhausted anthropic reset only", only: []string{"anthropic"}, step: func(f f13Format, n int, d time.Time) f13Step {
 			return f26ErrStep(f, n, 429, d, hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", d.Add(20*time.Second).Format(time.RFC3339)))
 		}, code: codes.ResourceExhausted, reason: "UPSTREAM_RATE_LIMITED", retried: true, retry: "http_429", status: 429, delay: 20 * time.Second},
+		{name: "429 Retry-After beyond max_retry_after", step: func(f f13Format, n int, d time.Time) f13Step {
+			return f26ErrStep(f, n, 429, d, hdr("Retry-After", "120"))
+		}, code: codes.ResourceExhausted, reason: "UPSTREAM_RATE_LIMITED", retry: "http_429", status: 429, delay: 2 * time.Minute, msgHas: "max_retry_after"},
+		{name: "503 Retry-After beyond max_retry_after", step: func(f f13Format, n int, d time.Time) f13Step {
+			return f26ErrStep(f, n, 503, d, hdr("Retry-After", "120"))
+		}, code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retry: "http_503", status: 503, delay: 2 * time.Minute, msgHas: "max_retry_after"},
+		{name: "529 retry-after-ms", step: func(f f13Format, n int, d time.Time) f13Step {
+			return f26ErrStep(f, n, 529, d, hdr("retry-after-ms", "750"))
+		}, code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "http_529", status: 529, delay: 750 * time.Millisecond},
 		{name: "429 no delay", step: func(f f13Format, n int, d time.Time) f13Step {
 			return f26ErrStep(f, n, 429, d, nil)
 		}, code: codes.ResourceExhausted, reason: "UPSTREAM_RATE_LIMITED", retried: true, retry: "http_429", status: 429},
@@ -392,3 +402,107 @@ func TestFault26GzipStream(t *testing.T) {
 		})
 	}
 }
+
+// TestFault26ConnectionRefused: nothing listens at the provider's
+// address: unary and streamed alike, every attempt is a connection_error
+// with no status or request id, the client gets Unavailable and no event.
+func TestFault26ConnectionRefused(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, stream := range []bool{false, true} {
+			t.Run(f.name+"/"+map[bool]string{false: "unary", true: "stream"}[stream], func(t *testing.T) {
+				t.Parallel()
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				url := "http://" + l.Addr().String()
+				_ = l.Close()
+				clock := &f13Clock{}
+				c := f13Start(t, f26Defaults+f.yaml, url, clock)
+				got := f26Call(t, c, stream)
+				if got.err == nil || got.started || got.ended {
+					t.Fatalf("err %v, started %v, ended %v", got.err, got.started, got.ended)
+				}
+				ff := f
+				ff.reqID = ""
+				_, m := f13Check(t, ff, got.err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3, 0)
+				for i, rr := range m.GetRetryReasons() {
+					if rr.GetReason() != "connection_error" || rr.GetUpstreamStatus() != 0 || rr.GetProviderRequestId() != "" ||
+						(i < 2 && !f20Backoff(rr.GetDelay().AsDuration())) {
+						t.Errorf("retry reason %d = %v", i, rr)
+					}
+				}
+				if m.GetRateLimit() != nil || len(clock.slept()) != 2 {
+					t.Errorf("rate limit %v, sleeps %v", m.GetRateLimit(), clock.slept())
+				}
+			})
+		}
+	}
+}
+
+// TestFault26GeminiArrayStreamError: streamGenerateContent without
+// alt=sse (a proxy that dropped the query) answers a JSON array of chunks;
+// an error object in it is the stream's error event: before content it is
+// retried by its status into the answer, after content the client keeps
+// its delta and gets the status, never a complete-looking end.
+func TestFault26GeminiArrayStreamError(t *testing.T) {
+	t.Parallel()
+	f := geminiFormat
+	chunk := func(text string) string {
+		return `{"candidates":[{"content":{"parts":[{"text":` + strconvQuote(text) + `}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":14,"totalTokenCount":14},"modelVersion":"gemini-2.5-flash","responseId":"gem_f26"}`
+	}
+	errObj := `{"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}`
+	head := func(n int) http.Header {
+		return merged(hdr("Content-Type", "application/json; charset=UTF-8"), f.reqIDHeader(n))
+	}
+	t.Run("before content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, head(1), "[\n"+errObj+"\n]"), respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f26Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.err != nil || got.text != okText {
+			t.Fatalf("err %v, text %q", got.err, got.text)
+		}
+		if rr := got.end.GetMeta().GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != "unavailable" || up.requests() != 2 {
+			t.Errorf("retry reasons %v, upstream %d", rr, up.requests())
+		}
+	})
+	t.Run("after content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, head(1), "[\n"+chunk("The capital")+",\n"+errObj+"\n]"))
+		c := f13Start(t, f26Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.text != "The capital" || got.end != nil || got.err == nil {
+			t.Fatalf("text %q, end %v, err %v", got.text, got.end, got.err)
+		}
+		f13Check(t, f, got.err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 1, 0)
+		if up.requests() != 1 {
+			t.Errorf("retried after content: %d", up.requests())
+		}
+	})
+	t.Run("cut before content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, head(1), "[{\"candidates\": [{\"content\": {\"parts\": [{\"te"), respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f26Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.err != nil || got.text != okText {
+			t.Fatalf("err %v, text %q", got.err, got.text)
+		}
+		if rr := got.end.GetMeta().GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != "stream_cut" || rr[0].GetUpstreamStatus() != 200 {
+			t.Errorf("retry reasons %v", rr)
+		}
+	})
+	t.Run("cut inside the array", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, head(1), "[\n"+chunk("The capital")+",\n"))
+		c := f13Start(t, f26Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.text != "The capital" || got.end != nil || got.err == nil {
+			t.Fatalf("text %q, end %v, err %v", got.text, got.end, got.err)
+		}
+		f13Check(t, f, got.err, codes.Unavailable, "UPSTREAM_BAD_RESPONSE", 1, 0)
+	})
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
