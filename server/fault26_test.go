@@ -162,6 +162,10 @@ func f26Shapes() []f26Shape {
 		}, streamStep: func(f f13Format, n int, d time.Time) f13Step { return respond(200, f.streamHead(n), f.head) },
 			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "unavailable", rrStatus: 200,
 			streamReason: "UPSTREAM_BAD_RESPONSE", streamRetry: "stream_cut"},
+		{name: "silent after headers", step: func(f f13Format, n int, d time.Time) f13Step {
+			return thenHang(merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), f.okBody[:len(f.okBody)/2])
+		}, streamStep: func(f f13Format, n int, d time.Time) f13Step { return thenHang(f.streamHead(n), f.head) },
+			code: codes.DeadlineExceeded, reason: "UPSTREAM_TIMEOUT", retried: true, retry: "timeout", rrStatus: 200, msgHas: "idle_timeout"},
 		{name: "200 invalid JSON", step: func(f f13Format, n int, d time.Time) f13Step {
 			return respond(200, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), "{not json}")
 		}, streamStep: func(f f13Format, n int, d time.Time) f13Step {

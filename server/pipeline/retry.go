@@ -244,7 +244,13 @@ func ReasonFor(err error) (reason string, status int32, message string) {
 		}
 		var tt *TransportTimeout
 		if errors.As(pe, &tt) {
-			return pe.Kind.String(), 0, tt.Error() // the bound that ran out
+			// The bound that ran out. Silence inside an answer
+			// (idle_timeout, stream_first_token_timeout) came after its
+			// head: the provider answered, as for a body that broke.
+			if tt.Setting == "idle_timeout" || tt.Setting == "stream_first_token_timeout" {
+				return pe.Kind.String(), answeredStatus(pe), tt.Error()
+			}
+			return pe.Kind.String(), 0, tt.Error()
 		}
 		if errors.Is(pe, provider.ErrBrokeMidAnswer) {
 			// The provider answered (a 2xx, its headers read) before the
