@@ -129,6 +129,8 @@ func f26Shapes() []f26Shape {
 			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "http_500", status: 500},
 		{name: "502 proxy HTML", step: f26Raw(502, "text/html", nginx502, nil),
 			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "http_502", status: 502, msgNot: []string{"<", "nginx"}},
+		{name: "502 proxy plain text", step: f26Raw(502, "text/plain", "upstream connect error or disconnect/reset before headers. reset reason: connection termination", nil),
+			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "http_502", status: 502, msgHas: "up: upstream connect error or disconnect/reset before headers. reset reason: connection termination"},
 		{name: "503 JSON Retry-After", step: func(f f13Format, n int, d time.Time) f13Step {
 			return f26ErrStep(f, n, 503, d, hdr("Retry-After", "1"))
 		}, code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "http_503", status: 503, delay: time.Second},

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/proto"
@@ -861,6 +862,28 @@ func ProxyMessage(body []byte) string {
 		}
 	}
 	return ""
+}
+
+// PlainTextMessage is the text of an error body that is neither JSON nor
+// markup: a proxy's own words in front of the provider (Envoy's
+// "upstream connect error or disconnect/reset before headers. reset
+// reason: connection termination", Go's "404 page not found"), its
+// blanks collapsed, at most 300 bytes. "" for an empty body, JSON, a
+// markup page, or bytes that are not text (invalid UTF-8, control
+// characters: a body in a coding the gateway did not decode), which
+// leave the message to the status's text. The words an error event in
+// plain text carries are kept the same way (Anthropic's stream).
+func PlainTextMessage(body []byte) string {
+	t := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(body), []byte("\uFEFF")))
+	if len(t) == 0 || t[0] == '{' || t[0] == '[' || IsMarkup(t) || !utf8.Valid(t) {
+		return ""
+	}
+	for _, c := range t {
+		if c < ' ' && c != '\t' && c != '\r' && c != '\n' || c == 0x7f {
+			return ""
+		}
+	}
+	return Shorten(strings.Join(strings.Fields(string(t)), " "), 300)
 }
 
 // cloudflareStatus names the statuses Cloudflare answers with itself

@@ -45,6 +45,10 @@ func httpError(resp *http.Response) *provider.Error {
 		// {"message":"API rate limit exceeded"}.
 		if msg := provider.ProxyMessage(raw); msg != "" {
 			e.Message = msg
+		} else if msg := provider.PlainTextMessage(raw); msg != "" {
+			// A proxy's words in plain text (Envoy's reset reason), as
+			// an error event in plain text is read.
+			e.Message = msg
 		}
 		return e
 	}
