@@ -66,7 +66,19 @@ type Reader struct {
 	// err is the read error that came after an event dispatched at it:
 	// the next call returns it.
 	err error
+	// unterminated: the last event Next returned was dispatched at the
+	// end of the input, without its blank line (Unterminated).
+	unterminated bool
 }
+
+// Unterminated reports whether the event the last call to Next returned
+// was dispatched at the end of the input (or at a read error after its
+// last whole line) without the blank line that ends an event: it may be
+// the first part of an event the connection cut. An event that had its
+// blank line (or a bare JSON object whose last brace closed it) is
+// whole: data in it that does not parse is what the server wrote, not a
+// cut.
+func (r *Reader) Unterminated() bool { return r.unterminated }
 
 // NewReader returns a Reader with the default event size limit.
 //
@@ -94,6 +106,7 @@ func (r *Reader) SetMaxEventSize(n int) { r.max = n }
 // comes on the next call, and every call after. A line the error cut
 // (no terminator read) is not dispatched: its data may be incomplete.
 func (r *Reader) Next() (Event, error) {
+	r.unterminated = false
 	if r.err != nil {
 		return Event{}, r.err
 	}
@@ -114,6 +127,7 @@ func (r *Reader) Next() (Event, error) {
 				if !errors.Is(err, io.EOF) {
 					r.err = err
 				}
+				r.unterminated = true
 				return Event{Type: r.typ, Data: r.eventData(), ID: r.id}, nil
 			}
 			// A bare JSON object the stream ended inside of is a cut,

@@ -236,25 +236,40 @@ func ReasonFor(err error) (reason string, status int32, message string) {
 			return "http_" + strconv.Itoa(pe.HTTPStatus), int32(pe.HTTPStatus), pe.Message
 		}
 		if pe.Kind == provider.KindBadResponse && errors.Is(pe, provider.ErrStreamCut) {
-			return "stream_cut", 0, pe.Message
+			// A stream's body (read only from a 2xx answer) ended before
+			// its final event: the provider answered, as for a body that
+			// broke (below); upstream_status is 0 only when no status
+			// was received.
+			return "stream_cut", answeredStatus(pe), pe.Message
 		}
 		var tt *TransportTimeout
 		if errors.As(pe, &tt) {
-			return pe.Kind.String(), 0, tt.Error() // the bound that ran out
+			// The bound that ran out. Silence inside an answer
+			// (idle_timeout, stream_first_token_timeout) came after its
+			// head: the provider answered, as for a body that broke.
+			if tt.Setting == "idle_timeout" || tt.Setting == "stream_first_token_timeout" {
+				return pe.Kind.String(), answeredStatus(pe), tt.Error()
+			}
+			return pe.Kind.String(), 0, tt.Error()
 		}
 		if errors.Is(pe, provider.ErrBrokeMidAnswer) {
 			// The provider answered (a 2xx, its headers read) before the
 			// connection broke in its body: upstream_status is 0 only
 			// when none was received. The reason stays the kind's.
-			status := int32(http.StatusOK)
-			if pe.HTTPStatus >= 200 && pe.HTTPStatus < 300 {
-				status = int32(pe.HTTPStatus)
-			}
-			return pe.Kind.String(), status, pe.Message
+			return pe.Kind.String(), answeredStatus(pe), pe.Message
 		}
 		return pe.Kind.String(), 0, pe.Message
 	}
 	return "error", 0, err.Error()
+}
+
+// answeredStatus is the 2xx status of an answer whose body failed: the
+// error's own when it carries one, else 200.
+func answeredStatus(pe *provider.Error) int32 {
+	if pe.HTTPStatus >= 200 && pe.HTTPStatus < 300 {
+		return int32(pe.HTTPStatus)
+	}
+	return http.StatusOK
 }
 
 type retrier struct {

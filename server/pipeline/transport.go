@@ -353,10 +353,54 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rt.watch(req, resp, capture)
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 && isHTML(resp.Header.Get("Content-Type")) {
+	if enc := provider.UnreadEncoding(resp.Header); enc != "" && resp.Body != nil && resp.Body != http.NoBody {
+		resp.Body = &encodedAnswer{ReadCloser: resp.Body, status: resp.StatusCode, encoding: enc}
+	} else if resp.StatusCode >= 200 && resp.StatusCode <= 299 && isHTML(resp.Header.Get("Content-Type")) {
 		resp.Body = &htmlAnswer{ReadCloser: resp.Body, status: resp.StatusCode}
 	}
 	return resp, nil
+}
+
+// encodedAnswer is a body in a content coding the gateway did not ask for
+// and cannot read (Brotli, zstd, deflate: it asks for gzip alone, which
+// both transports decode): a proxy in front of the provider compressing
+// whatever the client accepts. Its first read fails, unless the body is
+// empty, with a KindBadResponse provider.Error that names the coding
+// (provider.TransportError hands it on): read as it is, a 2xx was "not
+// valid JSON" on a unary call and a stream of no events, "ended before
+// [DONE]", retried into the same bytes on some formats; an error answer's
+// compressed bytes were its message on others. The same coding comes
+// again, so a 2xx is not retried and, as a web page is, gives way to a
+// route's next deployment (ErrNotAnAnswer); an error answer keeps its
+// status (the adapters read no body, the message is the status's text
+// with the coding named, provider.UnreadEncoding).
+type encodedAnswer struct {
+	io.ReadCloser
+	status   int
+	encoding string
+	err      error
+}
+
+// Reserve passes a reservation on to the watched body, as htmlAnswer's.
+func (a *encodedAnswer) Reserve(n int64) error {
+	if r, ok := a.ReadCloser.(provider.Reserver); ok {
+		return r.Reserve(n)
+	}
+	return nil
+}
+
+func (a *encodedAnswer) Read(p []byte) (int, error) {
+	if a.err != nil {
+		return 0, a.err
+	}
+	var one [1]byte
+	n, err := a.ReadCloser.Read(one[:])
+	if n == 0 && err != nil {
+		return 0, err // empty (or broken before a byte): nothing to decode
+	}
+	a.err = &provider.Error{Kind: provider.KindBadResponse, HTTPStatus: a.status, Err: provider.ErrNotAnAnswer,
+		Message: fmt.Sprintf("the provider answered %d with its body in Content-Encoding %s, which the gateway did not ask for (it accepts gzip) and cannot read", a.status, a.encoding)}
+	return 0, a.err
 }
 
 // isHTML reports whether a Content-Type is text/html.

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
@@ -843,6 +844,11 @@ func statusMessage(resp *http.Response) string {
 			msg += " (" + cf + ")"
 		}
 	}
+	if enc := UnreadEncoding(resp.Header); enc != "" {
+		// Its body is not read (the pipeline's transport refuses it):
+		// say why the provider's words are missing.
+		msg += " (the body is in Content-Encoding " + enc + ", which the gateway cannot read)"
+	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
 			// Scheme and host only: a query can carry a key.
@@ -878,6 +884,28 @@ func ProxyMessage(body []byte) string {
 		}
 	}
 	return ""
+}
+
+// PlainTextMessage is the text of an error body that is neither JSON nor
+// markup: a proxy's own words in front of the provider (Envoy's
+// "upstream connect error or disconnect/reset before headers. reset
+// reason: connection termination", Go's "404 page not found"), its
+// blanks collapsed, at most 300 bytes. "" for an empty body, JSON, a
+// markup page, or bytes that are not text (invalid UTF-8, control
+// characters: a body in a coding the gateway did not decode), which
+// leave the message to the status's text. The words an error event in
+// plain text carries are kept the same way (Anthropic's stream).
+func PlainTextMessage(body []byte) string {
+	t := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(body), []byte("\uFEFF")))
+	if len(t) == 0 || t[0] == '{' || t[0] == '[' || IsMarkup(t) || !utf8.Valid(t) {
+		return ""
+	}
+	for _, c := range t {
+		if c < ' ' && c != '\t' && c != '\r' && c != '\n' || c == 0x7f {
+			return ""
+		}
+	}
+	return Shorten(strings.Join(strings.Fields(string(t)), " "), 300)
 }
 
 // cloudflareStatus names the statuses Cloudflare answers with itself
@@ -1038,8 +1066,9 @@ func TransportError(providerName string, err error) *Error {
 }
 
 // ErrBrokeMidAnswer marks (in Error.Err, wrapping the transport's own
-// error) a connection that broke (a reset, a broken pipe) while the
-// provider's answer was read, after its headers: unlike KindConnection's
+// error) a connection that broke (a reset, a broken pipe) or closed (a
+// body cut short of its length, none at all) while the provider's answer
+// was read, after its headers: unlike KindConnection's
 // failures, the provider had answered, so it may have billed the call,
 // and its request id and rate limits are known. Transient like a body
 // cut short: KindUnavailable, retried while nothing was relayed.
@@ -1066,6 +1095,11 @@ func BodyReadError(providerName string, err error) *Error {
 	if e.Kind == KindConnection && e.Err == err {
 		e.Kind = KindUnavailable
 		e.Message = "the provider answered, then the connection broke in the middle of its answer (the call may have been billed): " + redactURLError(err)
+		e.Err = &brokeMidAnswer{err}
+	} else if e.Kind == KindUnavailable && e.Err == err && errors.Is(err, io.ErrUnexpectedEOF) {
+		// Closed inside the body: the provider answered too (its
+		// status is a retry reason's upstream_status, as for a reset);
+		// kind and message stay TransportError's.
 		e.Err = &brokeMidAnswer{err}
 	}
 	return e
@@ -1109,10 +1143,26 @@ func AnswerFailed(err error, requestID string, meta *llmrelayv1.ResponseMeta) er
 	return err
 }
 
-// ErrNotAnAnswer marks (in Error.Err) a 2xx answer that is a web page,
-// not the API's answer (the pipeline's transport tells): the deployment's
-// base_url or what stands in front of it is at fault, never the request.
-var ErrNotAnAnswer = errors.New("the answer is a web page, not the API's")
+// ErrNotAnAnswer marks (in Error.Err) a 2xx answer that is not the API's
+// answer (the pipeline's transport tells): a web page, or a body in a
+// content coding the gateway cannot read (UnreadEncoding); the
+// deployment's base_url or what stands in front of it is at fault, never
+// the request.
+var ErrNotAnAnswer = errors.New("the answer is not the API's (a web page, or a content coding the gateway cannot read)")
+
+// UnreadEncoding is the Content-Encoding of an answer whose body the
+// transports left encoded: any coding but gzip (which the gateway asks
+// for, and its transports decode, removing the header) and identity; ""
+// for none. A proxy in front of a provider may compress with Brotli or
+// zstd whatever the client accepts.
+func UnreadEncoding(h http.Header) string {
+	enc := strings.TrimSpace(strings.Join(h.Values("Content-Encoding"), ", "))
+	switch strings.ToLower(enc) {
+	case "", "identity", "gzip", "x-gzip":
+		return ""
+	}
+	return Shorten(enc, 40)
+}
 
 // ErrStreamCut marks (in Error.Err) a stream that ended before the
 // provider's final event: the connection closed, or the body ended, mid
@@ -1322,7 +1372,7 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 		// after the head (a body delimited by the close, or a proxy's
 		// Content-Length: 0). Transient like a body cut short (and like
 		// an empty stream, a cut), not output that failed to parse.
-		e := TransportError(providerName, io.ErrUnexpectedEOF)
+		e := BodyReadError(providerName, io.ErrUnexpectedEOF)
 		e.Message = "the provider sent no answer after its headers (empty body)"
 		return nil, "", e
 	}

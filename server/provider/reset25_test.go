@@ -35,15 +35,19 @@ func TestBodyReadError(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		kind Kind
+		// broke: the answer ended inside its body (a clean close is a
+		// break too: the provider answered, round 26), its message
+		// TransportError's.
+		broke bool
 	}{
-		{io.ErrUnexpectedEOF, KindUnavailable},
-		{context.Canceled, KindCanceled},
-		{&net.OpError{Op: "read", Net: "tcp", Err: timeoutErr{}}, KindTimeout},
-		{&LimitError{Limit: "max_response_bytes", Msg: "over"}, KindResourceExhausted},
+		{io.ErrUnexpectedEOF, KindUnavailable, true},
+		{context.Canceled, KindCanceled, false},
+		{&net.OpError{Op: "read", Net: "tcp", Err: timeoutErr{}}, KindTimeout, false},
+		{&LimitError{Limit: "max_response_bytes", Msg: "over"}, KindResourceExhausted, false},
 	} {
 		e := BodyReadError("openai", tc.err)
-		if e.Kind != tc.kind || errors.Is(e, ErrBrokeMidAnswer) {
-			t.Errorf("%v: kind %v", tc.err, e.Kind)
+		if e.Kind != tc.kind || errors.Is(e, ErrBrokeMidAnswer) != tc.broke || !errors.Is(e, tc.err) || e.Message != TransportError("openai", tc.err).Message {
+			t.Errorf("%v: kind %v, message %q, broke %v", tc.err, e.Kind, e.Message, errors.Is(e, ErrBrokeMidAnswer))
 		}
 	}
 }

@@ -50,6 +50,10 @@ func httpError(resp *http.Response) *provider.Error {
 			// requested model."} is a context overflow wherever it comes
 			// from.
 			refineKind(e)
+		} else if msg := provider.PlainTextMessage(raw); msg != "" {
+			// A proxy's words in plain text (Envoy's reset reason), as
+			// an error event in plain text is read.
+			e.Message = msg
 		}
 		return e
 	}

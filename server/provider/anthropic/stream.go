@@ -206,7 +206,13 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			return e
 		}
 		// The SSE reader dispatches a last event that lacks its blank line;
-		// undecodable and followed by the end, it is a cut stream.
+		// undecodable and followed by the end, it is a cut stream. One
+		// that had its blank line is whole: what the server wrote does
+		// not parse, a bad answer (not retried), as on every other
+		// format (it was retried as a cut into the same bytes).
+		if !s.r.Unterminated() {
+			return provider.BadResponse(providerName, "decode %s event: %v", eventName(sseType), err)
+		}
 		if _, nextErr := s.r.Next(); errors.Is(nextErr, io.EOF) || errors.Is(nextErr, io.ErrUnexpectedEOF) {
 			return provider.StreamCut(providerName, "stream ended before message_stop (last %s event incomplete)", eventName(sseType))
 		}

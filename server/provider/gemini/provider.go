@@ -392,6 +392,29 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	return p.newStream(resp, warnings...), nil
 }
 
+// arrayPrefix is the whole elements of a JSON array that the input ends
+// inside of (io.ErrUnexpectedEOF: cut, not malformed); nil for any other
+// body, which the stream reader then reads as it is.
+func arrayPrefix(body []byte) []json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil
+	}
+	chunks := []json.RawMessage{}
+	for {
+		var c json.RawMessage
+		err := dec.Decode(&c)
+		if err == nil {
+			chunks = append(chunks, c)
+			continue
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return chunks
+		}
+		return nil
+	}
+}
+
 // jsonInsteadOfStream reads a body labelled application/json that
 // answers the stream request (alt=sse) instead of an event stream: a
 // whole GenerateContentResponse (a proxy or compatible server that
@@ -422,7 +445,15 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response, warnings []string) (
 		return provider.ResultStream(providerName, res), nil
 	case first == '[':
 		var chunks []json.RawMessage
-		if json.Unmarshal(body, &chunks) == nil {
+		if json.Unmarshal(body, &chunks) != nil {
+			// Cut inside the array (the connection closed cleanly mid
+			// answer): the chunks before the cut are whole, read as
+			// events, and the stream reader finds the end before a
+			// finish reason, a cut stream. They were lost to "decoding
+			// stream chunk: invalid character ','", a bad answer.
+			chunks = arrayPrefix(body)
+		}
+		if chunks != nil {
 			var events bytes.Buffer
 			for _, c := range chunks {
 				events.WriteString("data: ")

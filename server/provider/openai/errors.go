@@ -32,6 +32,11 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 		// No error object in the body (HTML from a proxy, empty body):
 		// classification from the status alone.
 		e = provider.NewHTTPError(p.name, resp, p.requestIDHeader())
+		if msg := provider.PlainTextMessage(raw); msg != "" {
+			// A proxy's words in plain text (Envoy's reset reason),
+			// as Gemini's and Ollama's adapters keep them.
+			e.Message = sec.redact(msg)
+		}
 		e.RequestID = p.errorRequestID(resp.Header, e.Message)
 		if p.azure && model != "" {
 			e.Extended = map[string]any{extAzureDeployment: model}

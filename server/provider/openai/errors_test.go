@@ -136,7 +136,8 @@ func TestErrorBodyVariants(t *testing.T) {
 	}{
 		{"vllm style", `{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}`, 400, provider.KindContextLength, "400", "maximum context length is 4096"},
 		{"string error", `{"error":"model 'llama9' not found"}`, 404, provider.KindNotFound, "", "model 'llama9' not found"},
-		{"garbage", `not json`, 500, provider.KindUnavailable, "", "Internal Server Error"},
+		{"plain text: the words of what answered (round 26)", `not json`, 500, provider.KindUnavailable, "", "not json"},
+		{"bytes that are not text", "\x1bW\x00`\x90", 500, provider.KindUnavailable, "", "Internal Server Error"},
 		{"error object of wrong type", `{"error":{"message":["a"],"code":{"x":1}}}`, 400, provider.KindInvalidRequest, `{"x":1}`, `["a"]`},
 		{"empty", ``, 429, provider.KindRateLimited, "", "Too Many Requests"},
 		{"message echoes key", `{"error":{"message":"bad key test-key here","code":"invalid_api_key"}}`, 401, provider.KindUnauthenticated, "invalid_api_key", "bad key [REDACTED] here"},

@@ -467,7 +467,13 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	warn, err := decodeLenient(t, &ev)
 	if err != nil {
 		// An event cut by the end of the body is a cut stream, not a
-		// malformed event: look whether anything follows.
+		// malformed event: look whether anything follows. One that had
+		// its blank line is whole: its data does not parse, a bad
+		// answer (it was retried as a cut into the same bytes).
+		if !s.rd.Unterminated() {
+			s.err = s.bad("invalid stream event: %v", err)
+			return
+		}
 		if _, nerr := s.rd.Next(); errors.Is(nerr, io.EOF) || errors.Is(nerr, io.ErrUnexpectedEOF) {
 			s.err = s.cut("stream ended before response.completed (last event cut short)")
 			return

@@ -666,8 +666,10 @@ func TestResponsesStreamEdgeCases(t *testing.T) {
 			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before response.completed ([DONE] without a final event)"`}},
 		{"invalid event", "data: {\"type\":\n\n" + sseEvent("response.completed", respCompleted),
 			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="invalid stream event: unexpected end of JSON input"`}},
-		{"last event cut short", "data: {\"type\":\n\n",
+		{"last event cut short", "data: {\"type\":\n",
 			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before response.completed (last event cut short)"`}},
+		{"last event whole but invalid", "data: {\"type\":\n\n",
+			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="invalid stream event: unexpected end of JSON input"`}},
 		{"empty body", "", []string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before response.completed"`}},
 		{"type from the event: line; unknown events ignored; events after the end unread",
 			sseEvent("response.output_text.delta", `{"item_id":"m","delta":"a"}`) +
