@@ -432,6 +432,14 @@ func messageDetail(m string) (text, field string) {
 // "param": null).
 var messageParam = regexp.MustCompile(`^(?:Invalid|Invalid (?:type|value) for|Missing required parameter:|Unsupported parameter:|Unknown parameter:) '([^'\s]+)'`)
 
+// responseFormatTypeRefused matches Groq's refusal of a response format
+// type the model has not ("This model does not support response format
+// `json_schema`. See supported models at …"), sent with "param":
+// "response_format" (testdata/real_maruel_groq_compound_mini_json_schema_err.http,
+// December 2025) or with none (real_maruel_groq_llama31_json_schema_stream_err.http,
+// July 2025).
+var responseFormatTypeRefused = regexp.MustCompile("^This model does not support response format `[a-z_]+`")
+
 // paramFromMessage is the field a message quotes as messageParam reads
 // it; "" when it quotes none that way.
 func paramFromMessage(msg string) string {
@@ -480,6 +488,11 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		// The field the message blames, where "param" is null: the
 		// BadRequest field violation the gRPC status carries.
 		e.Param = paramFromMessage(e.Message)
+	}
+	if (e.Param == "" || e.Param == "response_format") && responseFormatTypeRefused.MatchString(e.Message) {
+		// Groq per model: the type is what the model lacks, not the
+		// format's schema or name.
+		e.Param = "response_format.type"
 	}
 	e.Code = string(we.Code)
 	if e.Code == "" {
