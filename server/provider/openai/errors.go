@@ -440,6 +440,26 @@ var messageParam = regexp.MustCompile(`^(?:Invalid|Invalid (?:type|value) for|Mi
 // July 2025).
 var responseFormatTypeRefused = regexp.MustCompile("^This model does not support response format `[a-z_]+`")
 
+// responseFormatParam is the part of response_format a refusal blames
+// when its param names the whole format (or nothing) and its message says
+// which part: the type the model lacks (Groq's refusal above; OpenAI's
+// "Invalid parameter: 'response_format' of type 'json_object' is not
+// supported with this model.") or the schema (OpenAI's strict-mode
+// refusals "Invalid schema for response_format 'X': In context=(…), …",
+// "param": "response_format": testdata/openai_err_400_strict_schema_required.http).
+// "" leaves the param as it is.
+func responseFormatParam(param, msg string) string {
+	switch {
+	case param != "" && param != "response_format":
+		return ""
+	case responseFormatTypeRefused.MatchString(msg), strings.HasPrefix(msg, "Invalid parameter: 'response_format' of type '"):
+		return "response_format.type"
+	case param == "response_format" && strings.HasPrefix(msg, "Invalid schema for response_format"):
+		return "response_format.json_schema.schema"
+	}
+	return ""
+}
+
 // paramFromMessage is the field a message quotes as messageParam reads
 // it; "" when it quotes none that way.
 func paramFromMessage(msg string) string {
@@ -489,10 +509,8 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		// BadRequest field violation the gRPC status carries.
 		e.Param = paramFromMessage(e.Message)
 	}
-	if (e.Param == "" || e.Param == "response_format") && responseFormatTypeRefused.MatchString(e.Message) {
-		// Groq per model: the type is what the model lacks, not the
-		// format's schema or name.
-		e.Param = "response_format.type"
+	if f := responseFormatParam(e.Param, e.Message); f != "" {
+		e.Param = f
 	}
 	e.Code = string(we.Code)
 	if e.Code == "" {
