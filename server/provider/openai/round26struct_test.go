@@ -92,3 +92,28 @@ func TestRound26OpenAIResponseFormatRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestRound26GroqCompoundJSONObject: groq/compound-mini in JSON mode
+// (json_object, December 2025) ran Python to build its answer: the
+// content {"is_fruit": true} (a space after the colon, kept as sent: the
+// answer's text is the model's, byte for byte), the tool run in
+// "reasoning" as Groq writes it (<tool>…</tool><output>…</output>), the
+// run itself in executed_tools (warned, not kept). No bug.
+func TestRound26GroqCompoundJSONObject(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("groq/compound-mini", `Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON according to the provided schema: {"is_fruit": bool}.`)
+	req.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}
+	res, body := mgbUnary(t, "real_maruel_groq_compound_mini_json_object", r22Groq, "Sat, 13 Dec 2025 15:36:51 GMT", req)
+	if !mgbJSONEqual(t, body["response_format"], `{"type":"json_object"}`) {
+		t.Errorf("request %v", body)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "<tool>python(print({\"is_fruit\": True}))</tool>\n<output>{'is_fruit': True}\n</output>" ||
+		parts[1].GetText() != `{"is_fruit": true}` {
+		t.Fatalf("parts %v", parts)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != warnExecutedTools {
+		t.Errorf("warnings %v", w)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+}
