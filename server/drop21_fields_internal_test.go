@@ -62,6 +62,11 @@ func TestDrop21RequestFieldOf(t *testing.T) {
 		{req("openai-tools"), "tools[0].function.parameters", "tools[0].parameters"},
 		{req("openai-tools"), "tools[2].function.name", ""},
 		{req("openai-chat"), "response_format.json_schema.schema", "options.response_format.schema"},
+		// Groq's per-model refusal of a format type (the adapter names
+		// response_format.type: real_maruel_groq_*_json_schema_*err).
+		{req("openai-chat"), "response_format.type", "options.response_format.type"},
+		{req("openai-chat"), "response_format", "options.response_format"},
+		{req("openai-responses"), "text.format.type", "options.response_format.type"},
 		{req("openai-chat"), "top_logprobs", "provider_options.openai.top_logprobs"},
 		{req("openai-chat"), "messages[1].content[1].text", "messages[1].parts[1]"},
 		{req("openai-chat"), "messages[3].content", "messages[3].parts[0].tool_result.content"},

@@ -184,6 +184,8 @@ func responseFormatField(rest []string) string {
 		return "options.response_format.schema_name"
 	case has(rest, "strict"):
 		return "options.response_format.strict"
+	case len(rest) == 1 && rest[0] == "type":
+		return "options.response_format.type"
 	}
 	return "options.response_format"
 }

@@ -25,6 +25,12 @@ import (
 //     'json_object' is not supported with this model." (a model without
 //     JSON mode: openai/openai-node#439 for gpt-3.5-turbo, idootop/mi-gpt#142
 //     for gpt-4);
+//   - Groq's 400 invalid_request_error "This model does not support
+//     response format `json_schema`. See supported models at
+//     https://console.groq.com/docs/structured-outputs#supported-models"
+//     (structured outputs on some models only: maruel/genai's Groq
+//     cassettes, testdata/real_maruel_groq_*_json_schema_*err.http in the
+//     openai adapter);
 //   - OpenAI's 400 unsupported_parameter "Unsupported parameter:
 //     'reasoning_effort' is not supported with this model." (Chat
 //     Completions) and "… 'reasoning.effort' …" (Responses), reasoning asked
@@ -77,6 +83,7 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`|"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set` +
 	`|\S+ is not a multimodal model` +
 	`|Invalid parameter: 'response_format' of type 'json_object' is not supported with this model\.?` +
+	"|This model does not support response format `[a-z_]+`\\.(?: See supported models at \\S+)?" +
 	`|Unsupported parameter: 'reasoning(?:_effort|\.effort)' is not supported with this model\.?` +
 	`|Invalid content type\. image_url is only supported by certain models\.?` +
 	`|<400> InternalError\.Algo\.InvalidParameter: The tool call is not supported\.?` +

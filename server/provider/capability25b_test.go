@@ -15,6 +15,8 @@ func TestCapabilityRefusal(t *testing.T) {
 		`"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`,
 		"/config/models/squirtle_instruct is not a multimodal model",
 		"Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.",
+		"This model does not support response format `json_schema`. See supported models at https://console.groq.com/docs/structured-outputs#supported-models",
+		"This model does not support response format `json_schema`.",
 		"Unsupported parameter: 'reasoning_effort' is not supported with this model.",
 		"Unsupported parameter: 'reasoning.effort' is not supported with this model.",
 		"Invalid content type. image_url is only supported by certain models.",
@@ -44,6 +46,8 @@ func TestCapabilityRefusal(t *testing.T) {
 		"Thinking mode does not support this tool_choice",
 		"The model is not a multimodal model",
 		"Invalid parameter: 'response_format' must be one of json_object, json_schema, text.",
+		"litellm.BadRequestError: This model does not support response format `json_schema`.",
+		"This model does not support response format `json_schema`. See supported models at https://console.groq.com/docs (request id: 7)",
 		"<400> InternalError.Algo.InvalidParameter: The value of the enable_thinking parameter is restricted to True.",
 		"max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens for claude-3-5-sonnet-20241022",
 	} {

@@ -445,6 +445,34 @@ func messageDetail(m string) (text, field string) {
 // "param": null).
 var messageParam = regexp.MustCompile(`^(?:Invalid|Invalid (?:type|value) for|Missing required parameter:|Unsupported parameter:|Unknown parameter:) '([^'\s]+)'`)
 
+// responseFormatTypeRefused matches Groq's refusal of a response format
+// type the model has not ("This model does not support response format
+// `json_schema`. See supported models at …"), sent with "param":
+// "response_format" (testdata/real_maruel_groq_compound_mini_json_schema_err.http,
+// December 2025) or with none (real_maruel_groq_llama31_json_schema_stream_err.http,
+// July 2025).
+var responseFormatTypeRefused = regexp.MustCompile("^This model does not support response format `[a-z_]+`")
+
+// responseFormatParam is the part of response_format a refusal blames
+// when its param names the whole format (or nothing) and its message says
+// which part: the type the model lacks (Groq's refusal above; OpenAI's
+// "Invalid parameter: 'response_format' of type 'json_object' is not
+// supported with this model.") or the schema (OpenAI's strict-mode
+// refusals "Invalid schema for response_format 'X': In context=(…), …",
+// "param": "response_format": testdata/openai_err_400_strict_schema_required.http).
+// "" leaves the param as it is.
+func responseFormatParam(param, msg string) string {
+	switch {
+	case param != "" && param != "response_format":
+		return ""
+	case responseFormatTypeRefused.MatchString(msg), strings.HasPrefix(msg, "Invalid parameter: 'response_format' of type '"):
+		return "response_format.type"
+	case param == "response_format" && strings.HasPrefix(msg, "Invalid schema for response_format"):
+		return "response_format.json_schema.schema"
+	}
+	return ""
+}
+
 // paramFromMessage is the field a message quotes as messageParam reads
 // it; "" when it quotes none that way.
 func paramFromMessage(msg string) string {
@@ -493,6 +521,9 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		// The field the message blames, where "param" is null: the
 		// BadRequest field violation the gRPC status carries.
 		e.Param = paramFromMessage(e.Message)
+	}
+	if f := responseFormatParam(e.Param, e.Message); f != "" {
+		e.Param = f
 	}
 	e.Code = string(we.Code)
 	if e.Code == "" {

@@ -207,6 +207,10 @@ func FuzzErrorBody(f *testing.F) {
 	}
 	f.Add([]byte(`{"error":{"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":[1]}}}`), 400)
 	f.Add([]byte(`{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"code\":400,\"msg\":\"m\",\"request_id\":\"r\"}","provider_name":"P"}}}`), 400)
+	for _, name := range []string{"real_maruel_groq_compound_mini_json_schema_err", "openai_err_400_strict_schema_required", "openai_err_400_json_object_unsupported"} {
+		rec := providertest.Load(f, td(name+".http"))
+		f.Add(rec.Body, rec.Status)
+	}
 	p, err := NewAzure(testKey, WithBaseURL("https://example.openai.azure.com"))
 	if err != nil {
 		f.Fatal(err)
