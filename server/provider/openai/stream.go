@@ -96,6 +96,10 @@ type rareState struct {
 	filter map[string]json.RawMessage
 	// filterResult: the last content_filter_result (singular) reported.
 	filterResult string
+	// blocked: the first completion verdict that filtered something
+	// (filterVerdict's summary); blockTold: the finish reason says so.
+	blocked   string
+	blockTold bool
 	// annotations: the deltas' annotations so far, in order, each once;
 	// annPending: some are not reported yet.
 	annotations []json.RawMessage
@@ -585,6 +589,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 		if sent(ch.ContentFilterResults) {
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
+			s.noteBlock(ch.ContentFilterResults)
 		}
 		if sent(ch.Logprobs) {
 			s.rareOf().logprobs.merge(ch.Logprobs, meta)
@@ -629,7 +634,13 @@ func (s *chatStream) handle(data []byte) {
 				ProviderFinishReason: s.finish,
 				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
 			}
+			s.tellBlock(finishMeta)
 		}
+	}
+	if cut == nil && finishMeta == nil && s.finishSeen {
+		// A verdict after the model's finish (Azure's asynchronous
+		// filter annotates the answer after its stop).
+		s.tellBlock(meta)
 	}
 	if native != "" {
 		// With the finish reason it came with; alone (an interrupted
@@ -707,6 +718,43 @@ func (s *chatStream) handle(data []byte) {
 		s.releaseCalls()
 		s.err = cut
 	}
+}
+
+// noteBlock keeps the first completion verdict that filtered something.
+// A verdict without "true" filtered nothing (the common "safe" verdict of
+// every chunk is not decoded).
+func (s *chatStream) noteBlock(raw json.RawMessage) {
+	if s.rare != nil && s.rare.blocked != "" || !bytes.Contains(raw, []byte("true")) {
+		return
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	if verdict := filterVerdict(v); verdict != "" {
+		s.rareOf().blocked = verdict
+	}
+}
+
+// tellBlock makes the finish reason content_filter, once, when Azure's
+// content filter blocked the answer and the finish so far says otherwise.
+// With the asynchronous filter the answer streams unvetted and the
+// verdicts follow it: a block found after the model's stop is an
+// annotation with filtered true and no finish reason, then the usage and
+// [DONE] (testdata/real_svir_azure_async_flagged_stream.http); the answer
+// was reported as complete. The model's finish stays in
+// provider_finish_reason.
+func (s *chatStream) tellBlock(m *llmrelayv1.ResponseMeta) {
+	r := s.rare
+	if r == nil || r.blocked == "" || r.blockTold {
+		return
+	}
+	r.blockTold = true
+	if mapFinishReason(s.finish) == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER {
+		return
+	}
+	m.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	m.Warnings = append(m.Warnings, fmt.Sprintf("Azure's content filter blocked the answer (filtered: %s) after it was streamed; the model finished %q", r.blocked, s.finish))
 }
 
 // mergeContentFilter merges one chunk's Azure content_filter_results into

@@ -1,0 +1,101 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestRound26AzureAsyncFilterBlockAfterStop: svir's recording of an Azure
+// deployment with the asynchronous content filter and a custom blocklist
+// ("svir"): the answer "svirblocked" ten times streams unvetted and
+// finishes "stop"; then come four annotation chunks (created 0, id, model
+// and object "", content_filter_offsets 140..259), the third of which is
+// the block: custom_blocklists [{"filtered":true,"id":"svir"}], with no
+// finish reason; then the usage and [DONE]. The answer was reported
+// complete (STOP); now the block makes the finish CONTENT_FILTER, the
+// model's "stop" kept as the provider's finish, with a warning naming the
+// list. The annotations' empty id, model and created 0 change nothing.
+func TestRound26AzureAsyncFilterBlockAfterStop(t *testing.T) {
+	t.Parallel()
+	const name = "real_svir_azure_async_flagged_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-6-luna",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Say svirblocked ten times."))}}
+	s, err := newTestProvider(t, kAzure, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := foldEvents(t, evs)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("svirblocked"+strings.Repeat(" svirblocked", 9))); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "stop")
+	const wantWarning = `Azure's content filter blocked the answer (filtered: custom_blocklists (svir)) after it was streamed; the model finished "stop"`
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != wantWarning {
+		t.Errorf("warnings %q", w)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 30, OutputTokens: 101, TotalTokens: 131, ReasoningTokens: 62}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-EUYhwFaMT4ey501eBSaKoh99JHBKK" || m.GetResolvedModel() != "gpt-6-luna-2026-09-22" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1790951964, 0)) {
+		t.Errorf("meta %v", m)
+	}
+	cf := m.GetExtended().AsMap()["content_filter_results"]
+	want := r19Decode(t, `{"custom_blocklists":[{"filtered":true,"id":"svir"}],"hate":{"filtered":false,"severity":"safe"},"protected_material_code":{"detected":false,"filtered":false},"protected_material_text":{"detected":false,"filtered":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}`)
+	if !jsonEqualAny(cf, want) {
+		t.Errorf("content_filter_results %v", cf)
+	}
+	finishes := 0
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta && ev.Meta.GetFinishReason() == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER {
+			finishes++
+		}
+	}
+	if finishes != 1 {
+		t.Errorf("%d content_filter finishes, want one", finishes)
+	}
+}
+
+// TestRound26FilterVerdictBlocklists: a custom blocklist's verdict is a
+// list of the lists that matched (the recording above), or in the older
+// shape an object whose details are that list; the categories an error's
+// message names missed both (only objects with filtered true were read).
+// Annotate-only verdicts (detected, not filtered) block nothing.
+func TestRound26FilterVerdictBlocklists(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{`{"custom_blocklists":[{"filtered":true,"id":"svir"}]}`, "custom_blocklists (svir)"},
+		{`{"custom_blocklists":[{"filtered":false,"id":"a"},{"filtered":true,"id":"b"},{"filtered":true,"id":"c"}],"hate":{"filtered":true,"severity":"high"}}`, "custom_blocklists (b, c), hate (high)"},
+		{`{"custom_blocklists":{"filtered":true,"details":[{"filtered":true,"id":"names"}]}}`, "custom_blocklists (names)"},
+		{`{"custom_blocklists":{"filtered":true,"details":[]}}`, "custom_blocklists"},
+		{`{"custom_blocklists":[]}`, ""},
+		{`{"custom_blocklists":[{"filtered":false,"id":"svir"}]}`, ""},
+		{`{"protected_material_text":{"detected":true,"filtered":false}}`, ""},
+		{`{"protected_material_code":{"detected":true,"filtered":true,"citation":{"URL":"https://example.com","license":"MIT"}}}`, "protected_material_code (detected)"},
+		{`{"error":{"code":"","message":""}}`, ""},
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(tc.in), &v); err != nil {
+			t.Fatal(err)
+		}
+		if got := filterVerdict(v); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
