@@ -99,3 +99,72 @@ func TestRound26FilterVerdictBlocklists(t *testing.T) {
 		}
 	}
 }
+
+// TestRound26AzureFilterErrorPlural: Azure says its content filter did not
+// run with an error where the verdicts would be. Microsoft's page shows it
+// in content_filter_results (plural; it once said content_filter_result),
+// and Azure's JS SDK reads it there, for the prompt and the choice alike;
+// only the singular field was warned about: an answer nobody screened
+// looked screened. Now each is a warning (once in a stream that repeats
+// it on every chunk), the verdicts kept as sent; an error of empty code
+// and message (what Copilot's Azure front sends) warns nothing.
+func TestRound26AzureFilterErrorPlural(t *testing.T) {
+	t.Parallel()
+	const (
+		prompt = "Azure content filter error on the prompt (content_filter_error): The contents are not filtered"
+		answer = "Azure content filter error on the answer (content_filter_error): The contents are not filtered"
+	)
+	req := func() *provider.Request {
+		return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o-mini-jp",
+			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Which city was Japan's capital longest?"))}}
+	}
+	srv := providertest.ReplayFile(t, td("azure_filter_error_chat.http"))
+	res, err := newTestProvider(t, kAzure, srv.URL).Generate(context.Background(), req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Golden(t, td("azure_filter_error_chat.golden"), renderResult(t, res))
+	if w := res.Meta.GetWarnings(); len(w) != 2 || w[0] != prompt || w[1] != answer {
+		t.Errorf("warnings %q", w)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	errVerdict := r19Decode(t, `{"error":{"code":"content_filter_error","message":"The contents are not filtered"}}`)
+	if ext := res.Meta.GetExtended().AsMap(); !jsonEqualAny(ext["content_filter_results"], errVerdict) {
+		t.Errorf("extended %v", ext)
+	}
+
+	srv = providertest.ReplayFile(t, td("azure_filter_error_chat_stream.http"))
+	s, err := newTestProvider(t, kAzure, srv.URL).Stream(context.Background(), req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td("azure_filter_error_chat_stream.golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := foldEvents(t, evs)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("Nara came before Kyoto.")); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != answer {
+		t.Errorf("stream warnings %q", w)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+
+	for _, tc := range []struct{ raw, want string }{
+		{`{"error":{"code":"","message":""},"hate":{"filtered":false,"severity":"safe"}}`, ""},
+		{`{"hate":{"filtered":false,"severity":"safe"}}`, ""},
+		{`{"error":{"code":"content_filter_error"}}`, "Azure content filter error on the answer (content_filter_error): "},
+		{`{"error":null}`, ""},
+		{`[]`, ""},
+	} {
+		if got := filterError(json.RawMessage(tc.raw), "answer"); got != tc.want {
+			t.Errorf("filterError(%s) = %q, want %q", tc.raw, got, tc.want)
+		}
+	}
+	if got := promptFilterErrors(json.RawMessage(`[{"prompt_index":0,"content_filter_results":{"error":{"code":"","message":""}}},{"prompt_index":1,"content_filter_results":{"error":{"code":"x","message":"y"}}}]`)); len(got) != 1 || got[0] != "Azure content filter error on the prompt (x): y" {
+		t.Errorf("promptFilterErrors %q", got)
+	}
+}

@@ -560,6 +560,7 @@ func (s *chatStream) handle(data []byte) {
 	if pf := c.promptFilter(); pf != nil && string(pf) != s.rareOf().promptFilter {
 		s.rare.promptFilter = string(pf)
 		setExtendedJSON(meta, extPromptFilterResults, pf)
+		meta.Warnings = append(meta.Warnings, promptFilterErrors(pf)...)
 	}
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
@@ -782,6 +783,13 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 		}
 		r.filter[k] = append(json.RawMessage(nil), v...)
 		changed = true
+		if k == "error" {
+			// The filter did not run (filterError); told when the
+			// error changes, not for every chunk that repeats it.
+			if w := filterError(raw, "answer"); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
+		}
 	}
 	if !changed {
 		return
