@@ -168,3 +168,73 @@ func TestRound26AzureFilterErrorPlural(t *testing.T) {
 		t.Errorf("promptFilterErrors %q", got)
 	}
 }
+
+// TestRound26AzureAsyncFilterBlockOrders: the recording above rearranged.
+// A block annotated before the model's finish (the filter caught up while
+// the answer streamed) makes the finish that follows content_filter, with
+// the warning; a block that carries finish_reason content_filter itself
+// (what svir saw of a block caught while the answer streams, [DONE] at
+// once) is that finish, with no warning, and stays it if a stop followed;
+// an annotate-only verdict (detected, not filtered) changes nothing.
+func TestRound26AzureAsyncFilterBlockOrders(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Load(t, td("real_svir_azure_async_flagged_stream.http"))
+	events := strings.SplitAfter(string(rec.Body), "\n\n")
+	var stop, block int
+	for i, e := range events {
+		if strings.Contains(e, `"finish_reason":"stop"`) {
+			stop = i
+		}
+		if strings.Contains(e, `"custom_blocklists"`) {
+			block = i
+		}
+	}
+	if stop == 0 || block <= stop {
+		t.Fatalf("recording: stop at %d, block at %d", stop, block)
+	}
+	moved := func(blockEvent string) []string {
+		out := append([]string(nil), events[:stop]...)
+		out = append(out, blockEvent)
+		out = append(out, events[stop:block]...)
+		return append(out, events[block+1:]...)
+	}
+	withFinish := strings.Replace(events[block], `"finish_reason":null`, `"finish_reason":"content_filter"`, 1)
+	for _, tc := range []struct {
+		what        string
+		events      []string
+		finish      llmrelayv1.FinishReason
+		warnings    int
+		rawFinishes string
+	}{
+		{"block before stop", moved(events[block]), llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, 1, "stop"},
+		{"block with its finish, then [DONE]", append(append([]string(nil), events[:stop]...), withFinish, "data: [DONE]\n\n"), llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, 0, "content_filter"},
+		{"block with its finish, then a stop", moved(withFinish), llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, 1, "stop"},
+		{"annotate only", moved(strings.Replace(events[block], `[{"filtered":true,"id":"svir"}]`, `[{"filtered":false,"id":"svir"}]`, 1)), llmrelayv1.FinishReason_FINISH_REASON_STOP, 0, "stop"},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			r := rec
+			r.Body = []byte(strings.Join(tc.events, ""))
+			srv := providertest.Replay(t, r)
+			s, err := newTestProvider(t, kAzure, srv.URL).Stream(context.Background(), &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-6-luna",
+				Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Say svirblocked ten times."))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, _, err := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := foldEvents(t, evs)
+			if f.Meta.GetFinishReason() != tc.finish {
+				t.Errorf("finish %v, want %v", f.Meta.GetFinishReason(), tc.finish)
+			}
+			if len(f.Meta.GetWarnings()) != tc.warnings {
+				t.Errorf("warnings %q", f.Meta.GetWarnings())
+			}
+			if got := f.Meta.GetProviderFinishReason(); tc.rawFinishes == "stop" && got != "stop" {
+				t.Errorf("provider finish %q", got)
+			}
+		})
+	}
+}

@@ -97,9 +97,11 @@ type rareState struct {
 	// filterResult: the last content_filter_result (singular) reported.
 	filterResult string
 	// blocked: the first completion verdict that filtered something
-	// (filterVerdict's summary); blockTold: the finish reason says so.
-	blocked   string
-	blockTold bool
+	// (filterVerdict's summary); blockTold: the finish reason last
+	// received was made content_filter; blockWarned: the warning was
+	// given.
+	blocked                string
+	blockTold, blockWarned bool
 	// annotations: the deltas' annotations so far, in order, each once;
 	// annPending: some are not reported yet.
 	annotations []json.RawMessage
@@ -635,13 +637,13 @@ func (s *chatStream) handle(data []byte) {
 				ProviderFinishReason: s.finish,
 				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
 			}
-			s.tellBlock(finishMeta)
+			s.tellBlock(finishMeta, true)
 		}
 	}
 	if cut == nil && finishMeta == nil && s.finishSeen {
 		// A verdict after the model's finish (Azure's asynchronous
 		// filter annotates the answer after its stop).
-		s.tellBlock(meta)
+		s.tellBlock(meta, false)
 	}
 	if native != "" {
 		// With the finish reason it came with; alone (an interrupted
@@ -737,25 +739,31 @@ func (s *chatStream) noteBlock(raw json.RawMessage) {
 	}
 }
 
-// tellBlock makes the finish reason content_filter, once, when Azure's
-// content filter blocked the answer and the finish so far says otherwise.
+// tellBlock makes the finish reason content_filter when Azure's content
+// filter blocked the answer and the finish says otherwise (newFinish: m
+// carries a finish just received; else m is a later chunk's meta, and the
+// finish received earlier is made content_filter once). Once blocked, an
+// answer stays blocked whatever finish follows.
 // With the asynchronous filter the answer streams unvetted and the
 // verdicts follow it: a block found after the model's stop is an
 // annotation with filtered true and no finish reason, then the usage and
 // [DONE] (testdata/real_svir_azure_async_flagged_stream.http); the answer
 // was reported as complete. The model's finish stays in
 // provider_finish_reason.
-func (s *chatStream) tellBlock(m *llmrelayv1.ResponseMeta) {
+func (s *chatStream) tellBlock(m *llmrelayv1.ResponseMeta, newFinish bool) {
 	r := s.rare
-	if r == nil || r.blocked == "" || r.blockTold {
+	if r == nil || r.blocked == "" || mapFinishReason(s.finish) == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER {
 		return
+	}
+	if !newFinish && r.blockTold {
+		return // this finish was already made content_filter
 	}
 	r.blockTold = true
-	if mapFinishReason(s.finish) == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER {
-		return
-	}
 	m.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
-	m.Warnings = append(m.Warnings, fmt.Sprintf("Azure's content filter blocked the answer (filtered: %s) after it was streamed; the model finished %q", r.blocked, s.finish))
+	if !r.blockWarned {
+		r.blockWarned = true
+		m.Warnings = append(m.Warnings, fmt.Sprintf("Azure's content filter blocked the answer (filtered: %s) after it was streamed; the model finished %q", r.blocked, s.finish))
+	}
 }
 
 // mergeContentFilter merges one chunk's Azure content_filter_results into
