@@ -1188,7 +1188,12 @@ func retryDelayFromMessage(msg string) time.Duration {
 }
 
 // filterVerdict summarizes an Azure content_filter_result: the categories
-// that were filtered, with their severity, e.g. "violence (medium)".
+// that were filtered, with their severity, e.g. "violence (medium)". A
+// custom blocklist's verdict is a list of the lists that matched
+// ({"custom_blocklists":[{"filtered":true,"id":"svir"}]}:
+// testdata/real_svir_azure_async_flagged_stream.http), or in older API
+// versions an object whose details are that list: named with the ids of
+// the lists that filtered, "custom_blocklists (svir)".
 func filterVerdict(v any) string {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -1196,11 +1201,19 @@ func filterVerdict(v any) string {
 	}
 	var out []string
 	for cat, r := range m {
+		if list, ok := r.([]any); ok {
+			if ids, f := filteredLists(list); f {
+				out = append(out, cat+ids)
+			}
+			continue
+		}
 		rm, ok := r.(map[string]any)
 		if !ok {
 			continue
 		}
-		if f, _ := rm["filtered"].(bool); !f {
+		details, _ := rm["details"].([]any)
+		ids, detailFiltered := filteredLists(details)
+		if f, _ := rm["filtered"].(bool); !f && !detailFiltered {
 			continue
 		}
 		s := cat
@@ -1208,11 +1221,35 @@ func filterVerdict(v any) string {
 			s += " (" + sev + ")"
 		} else if det, _ := rm["detected"].(bool); det {
 			s += " (detected)"
+		} else {
+			s += ids
 		}
 		out = append(out, s)
 	}
 	sort.Strings(out)
 	return strings.Join(out, ", ")
+}
+
+// filteredLists reads a custom blocklist verdict's entries
+// ([{"filtered":true,"id":"svir"}, …]): whether one filtered, and the ids
+// of those that did, as " (id, id)" ("" when none has an id).
+func filteredLists(list []any) (string, bool) {
+	var ids []string
+	filtered := false
+	for _, e := range list {
+		em, _ := e.(map[string]any)
+		if f, _ := em["filtered"].(bool); !f {
+			continue
+		}
+		filtered = true
+		if id, _ := em["id"].(string); id != "" && len(ids) < 8 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return "", filtered
+	}
+	return " (" + strings.Join(ids, ", ") + ")", true
 }
 
 // limitTypes are the error types with which OpenAI (and Groq, which

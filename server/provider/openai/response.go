@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -255,6 +256,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		}
 		if isPresent(c.ContentFilterResults) {
 			setExtendedJSON(meta, extContentFilterResults, c.ContentFilterResults)
+			if w := filterError(c.ContentFilterResults, "answer"); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
 		}
 		if isPresent(c.ContentFilterResult) {
 			setContentFilterResult(meta, c.ContentFilterResult)
@@ -553,6 +557,7 @@ func (p *Provider) bodyMeta(meta *llmrelayv1.ResponseMeta, w *chatResponse) {
 	}
 	if pf := w.promptFilter(); pf != nil {
 		setExtendedJSON(meta, extPromptFilterResults, pf)
+		meta.Warnings = append(meta.Warnings, promptFilterErrors(pf)...)
 	}
 	if w.Provider != "" {
 		provider.SetExtended(meta, extUpstreamProvider, validUTF8(string(w.Provider)))
@@ -649,12 +654,7 @@ func sent(raw json.RawMessage) bool {
 // Azure's filtering must know.
 func setContentFilterResult(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
 	setExtendedJSON(meta, extContentFilterResult, raw)
-	var v struct {
-		Error *struct {
-			Code    flexString `json:"code"`
-			Message flexString `json:"message"`
-		} `json:"error"`
-	}
+	var v filterErrorWire
 	if err := json.Unmarshal(raw, &v); err != nil {
 		meta.Warnings = append(meta.Warnings, "content_filter_result is not an object: "+err.Error())
 		return
@@ -662,6 +662,56 @@ func setContentFilterResult(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) 
 	if v.Error != nil {
 		meta.Warnings = append(meta.Warnings, "Azure content filter error ("+string(v.Error.Code)+"): "+string(v.Error.Message))
 	}
+}
+
+// filterErrorWire is the error Azure puts where a filter's verdicts
+// would be when the filter did not run.
+type filterErrorWire struct {
+	Error *struct {
+		Code    flexString `json:"code"`
+		Message flexString `json:"message"`
+	} `json:"error"`
+}
+
+// filterError is the warning for an error inside Azure's
+// content_filter_results (plural): the filter did not run on the answer
+// or the prompt ("of" names which), and says so where its verdicts would
+// be: {"error": {"code": "content_filter_error", "message": "The contents
+// are not filtered"}} (Microsoft's content filtering concepts page, whose
+// example moved from content_filter_result to content_filter_results;
+// Azure/azure-sdk-for-js reads it in both places). The warning was given
+// for the singular field only. An error of empty code and message
+// (GitHub Copilot's Azure front sends one beside its verdicts) is none.
+func filterError(raw json.RawMessage, of string) string {
+	if !bytes.Contains(raw, []byte(`"error"`)) {
+		return ""
+	}
+	var v filterErrorWire
+	if json.Unmarshal(raw, &v) != nil || v.Error == nil || v.Error.Code == "" && v.Error.Message == "" {
+		return ""
+	}
+	return "Azure content filter error on the " + of + " (" + validUTF8(string(v.Error.Code)) + "): " + validUTF8(string(v.Error.Message))
+}
+
+// promptFilterErrors are filterError's warnings for each prompt of
+// Azure's prompt_filter_results.
+func promptFilterErrors(raw json.RawMessage) []string {
+	if !bytes.Contains(raw, []byte(`"error"`)) {
+		return nil
+	}
+	var list []struct {
+		Results json.RawMessage `json:"content_filter_results"`
+	}
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range list {
+		if w := filterError(p.Results, "prompt"); w != "" && !slices.Contains(out, w) && len(out) < 4 {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // setExtendedJSON stores a raw JSON value in meta.extended.

@@ -96,6 +96,12 @@ type rareState struct {
 	filter map[string]json.RawMessage
 	// filterResult: the last content_filter_result (singular) reported.
 	filterResult string
+	// blocked: the first completion verdict that filtered something
+	// (filterVerdict's summary); blockTold: the finish reason last
+	// received was made content_filter; blockWarned: the warning was
+	// given.
+	blocked                string
+	blockTold, blockWarned bool
 	// annotations: the deltas' annotations so far, in order, each once;
 	// annPending: some are not reported yet.
 	annotations []json.RawMessage
@@ -556,6 +562,7 @@ func (s *chatStream) handle(data []byte) {
 	if pf := c.promptFilter(); pf != nil && string(pf) != s.rareOf().promptFilter {
 		s.rare.promptFilter = string(pf)
 		setExtendedJSON(meta, extPromptFilterResults, pf)
+		meta.Warnings = append(meta.Warnings, promptFilterErrors(pf)...)
 	}
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
@@ -585,6 +592,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 		if sent(ch.ContentFilterResults) {
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
+			s.noteBlock(ch.ContentFilterResults)
 		}
 		if sent(ch.Logprobs) {
 			s.rareOf().logprobs.merge(ch.Logprobs, meta)
@@ -629,7 +637,13 @@ func (s *chatStream) handle(data []byte) {
 				ProviderFinishReason: s.finish,
 				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
 			}
+			s.tellBlock(finishMeta, true)
 		}
+	}
+	if cut == nil && finishMeta == nil && s.finishSeen {
+		// A verdict after the model's finish (Azure's asynchronous
+		// filter annotates the answer after its stop).
+		s.tellBlock(meta, false)
 	}
 	if native != "" {
 		// With the finish reason it came with; alone (an interrupted
@@ -709,6 +723,49 @@ func (s *chatStream) handle(data []byte) {
 	}
 }
 
+// noteBlock keeps the first completion verdict that filtered something.
+// A verdict without "true" filtered nothing (the common "safe" verdict of
+// every chunk is not decoded).
+func (s *chatStream) noteBlock(raw json.RawMessage) {
+	if s.rare != nil && s.rare.blocked != "" || !bytes.Contains(raw, []byte("true")) {
+		return
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	if verdict := filterVerdict(v); verdict != "" {
+		s.rareOf().blocked = verdict
+	}
+}
+
+// tellBlock makes the finish reason content_filter when Azure's content
+// filter blocked the answer and the finish says otherwise (newFinish: m
+// carries a finish just received; else m is a later chunk's meta, and the
+// finish received earlier is made content_filter once). Once blocked, an
+// answer stays blocked whatever finish follows.
+// With the asynchronous filter the answer streams unvetted and the
+// verdicts follow it: a block found after the model's stop is an
+// annotation with filtered true and no finish reason, then the usage and
+// [DONE] (testdata/real_svir_azure_async_flagged_stream.http); the answer
+// was reported as complete. The model's finish stays in
+// provider_finish_reason.
+func (s *chatStream) tellBlock(m *llmrelayv1.ResponseMeta, newFinish bool) {
+	r := s.rare
+	if r == nil || r.blocked == "" || mapFinishReason(s.finish) == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER {
+		return
+	}
+	if !newFinish && r.blockTold {
+		return // this finish was already made content_filter
+	}
+	r.blockTold = true
+	m.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	if !r.blockWarned {
+		r.blockWarned = true
+		m.Warnings = append(m.Warnings, fmt.Sprintf("Azure's content filter blocked the answer (filtered: %s) after it was streamed; the model finished %q", r.blocked, s.finish))
+	}
+}
+
 // mergeContentFilter merges one chunk's Azure content_filter_results into
 // the verdicts so far, category by category (Azure annotates each chunk
 // with some categories only), and reports the merged verdicts when they
@@ -734,6 +791,13 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 		}
 		r.filter[k] = append(json.RawMessage(nil), v...)
 		changed = true
+		if k == "error" {
+			// The filter did not run (filterError); told when the
+			// error changes, not for every chunk that repeats it.
+			if w := filterError(raw, "answer"); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
+		}
 	}
 	if !changed {
 		return

@@ -31,7 +31,7 @@ var chatStreamSeeds = []string{
 	"real_elastic_azure_stream_include_usage", "real_openaipy_parallel_tools_stream",
 	"real_moonshot_indexless_tool_calls_stream", "real_azsdk_streaming_function_call", "real_maruel_together_qwen_logprobs_stream",
 	"real_maruel_openrouter_qwen35_noargs_stream_1", "real_maruel_cerebras_oss_logprobs_stream",
-	"dialect_whole_message_stream",
+	"dialect_whole_message_stream", "real_svir_azure_async_flagged_stream",
 }
 
 // refChatStream is what a reference decoder reads of a chat stream: the
