@@ -695,6 +695,30 @@ func GoogleDeploymentRefused(status, msg string) bool {
 		strings.Contains(m, "enable billing")
 }
 
+// modelAccessRE matches a provider's refusal of the deployment's model to
+// the account, project or key that asked, in its exact words: Vertex AI's
+// 400 FAILED_PRECONDITION "Project `…` is not allowed to use Publisher
+// Model `projects/…/publishers/google/models/gemini-1.5-pro-preview-0514`"
+// (google/oss-fuzz-gen#369 for Gemini, yym68686/uni-api#41 for Claude on
+// Vertex; some clients quote it without the project's name), and Amazon
+// Bedrock's 403 AccessDeniedException "You don't have access to the model
+// with the specified model ID." (the model's access not granted in that
+// account and region: gaiin-platform/amplify-genai-backend#62 through
+// Anthropic's Bedrock SDK).
+var modelAccessRE = regexp.MustCompile("^(?:Project (?:`[^`]*` )?is not allowed to use Publisher Model `[^`]+`|You don't have access to the model with the specified model ID)\\.?$")
+
+// ModelAccessRefused reports whether msg is a provider's refusal of the
+// model to this deployment (modelAccessRE): the request is valid and the
+// model exists, but this project, account or region may not use it, as
+// OpenAI's 404 model_not_found "The model `x` does not exist or you do not
+// have access to it." and Vertex AI's own 404 "Publisher Model `…` was not
+// found or your project does not have access to it." say. The adapters
+// read it as KindNotFound (NotFound MODEL_NOT_FOUND naming the upstream
+// model), whatever the status (a 400, a 403): never retried on the same
+// deployment, and a route falls back, since another project, key or
+// region may have the model.
+func ModelAccessRefused(msg string) bool { return modelAccessRE.MatchString(strings.TrimSpace(msg)) }
+
 // errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
 // when no QuotaFailure came with it, as Google's API front end writes a
 // quota's refusal ({"reason": "RATE_LIMIT_EXCEEDED", "metadata":

@@ -312,6 +312,12 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindUnauthenticated
 	case st.Status == "INVALID_ARGUMENT" && (looksLikeContextLength(e.Message) || strings.Contains(strings.ToLower(e.Message), "exceeds the maximum number of tokens")):
 		e.Kind = provider.KindContextLength
+	case provider.ModelAccessRefused(e.Message):
+		// Vertex AI's OpenAI-compatible endpoint refusing the model to
+		// the project (400 FAILED_PRECONDITION "Project `…` is not
+		// allowed to use Publisher Model `…`"): not found, as the
+		// gemini adapter reads it (provider.ModelAccessRefused).
+		e.Kind = provider.KindNotFound
 	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message):
 		e.Kind = provider.KindPermissionDenied
 	case provider.GoogleCapacityExhausted(st.Status, reason, e.Message):
@@ -745,7 +751,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		e.Code = "insufficient_quota"
 	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
 		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message) ||
-		hfNoProviderRE.MatchString(e.Message)) ||
+		hfNoProviderRE.MatchString(e.Message)) || provider.ModelAccessRefused(e.Message) ||
 		code == "model_not_found" || code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
 		// A model the server does not have or no longer serves, answered
 		// 400 where OpenAI and DashScope answer 404 model_not_found:
