@@ -49,7 +49,12 @@ import (
 //     instruction is not enabled for models/gemma-3-27b-it" (a model
 //     without system instructions: 0xPlaygrounds/rig#788) and "Json mode is
 //     not enabled for models/gemini-pro" (google-gemini/
-//     deprecated-generative-ai-python#137).
+//     deprecated-generative-ai-python#137);
+//   - GitHub Copilot's 400 unsupported_value "The use of the web search
+//     tool is not supported." (Anthropic's server-side web search sent to
+//     its Messages or Responses endpoint, which does not run it:
+//     caozhiyuan/copilot-api#185, #82, #189); Anthropic's own API runs the
+//     same tool.
 //
 // Each is anchored at both ends: a message that only mentions a capability
 // (a malformed tool schema, a proxy's own words around the provider's) is
@@ -65,6 +70,7 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`|Invalid request content: The model does not support tool use or function calling but tools or tool_choice have been specified on the request\.?` +
 	`|'[\w.:@/-]+' does not support thinking\.?|claude-[\w.:@-]+ does not support thinking\.?` +
 	`|(?:Function calling|Developer instruction|(?i:json) mode) is not enabled for models/[\w.-]+` +
+	`|The use of the web search tool is not supported\.?` +
 	`)$`)
 
 // CapabilityRefusal reports whether msg is a provider's refusal of a
@@ -75,4 +81,29 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 // reason to fall back, where a status would make it an invalid request.
 func CapabilityRefusal(msg string) bool {
 	return capabilityRefusalRE.MatchString(strings.TrimSpace(msg))
+}
+
+// openrouterNoEndpointsRE matches OpenRouter's 404 when none of the
+// model's providers (endpoints) has a capability the request needs: "No
+// endpoints found that support tool use. To learn more about provider
+// routing, visit: https://openrouter.ai/docs/provider-routing"
+// (evalstate/fast-agent#122, FoundationAgents/OpenManus#55; the newer link
+// …/docs/guides/routing/provider-selection: bobrware/bobrchat#60), with
+// "Try disabling \"question\"." naming a tool of the request
+// (Kilo-Org/kilocode#9006), and "No endpoints found that support image
+// input" (images to a text model: anomalyco/opencode's and others' vision
+// fallbacks key on it). Whole: a message that only contains the words is
+// not one.
+var openrouterNoEndpointsRE = regexp.MustCompile(`^No endpoints found that support (?:tool use|image input)\.?(?: Try disabling "[^"]*"\.)?(?: To learn more about provider routing, visit: \S+)?$`)
+
+// OpenRouterNoEndpoints reports whether msg is OpenRouter's refusal of a
+// capability none of the model's providers has (openrouterNoEndpointsRE):
+// a 404, which by status reads as a model not found, but the model exists
+// and lacks the capability (tools, vision), as DeepSeek's "does not
+// support Function Calling" and Ollama's "does not support tools" say in a
+// 400. The adapters read it as KindCapability (FailedPrecondition
+// CAPABILITY_NOT_SUPPORTED): never retried, a route falls back, as it did
+// on the 404.
+func OpenRouterNoEndpoints(msg string) bool {
+	return openrouterNoEndpointsRE.MatchString(strings.TrimSpace(msg))
 }

@@ -275,6 +275,12 @@ func refineKind(e *provider.Error) {
 		// request: never retried, a reason to fall back; they were invalid
 		// requests.
 		e.Kind = provider.KindCapability
+	case (e.Kind == provider.KindNotFound || e.Kind == provider.KindInvalidRequest) && provider.OpenRouterNoEndpoints(e.Message):
+		// OpenRouter's Messages endpoint, in its OpenAI-shaped 404: "No
+		// endpoints found that support tool use. …": the model exists,
+		// none of its providers has the capability; it was a model not
+		// found.
+		e.Kind = provider.KindCapability
 	case e.Kind == provider.KindInvalidRequest && provider.OllamaRefusalKind(e.Message) == provider.KindUnsupported:
 		// Ollama's refusal of an operation the model does not do at all
 		// ("\"all-minilm\" does not support chat": an embedding model),

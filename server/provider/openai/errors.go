@@ -779,6 +779,13 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
+	case (status == http.StatusNotFound || status < 300) && provider.OpenRouterNoEndpoints(e.Message):
+		// OpenRouter's 404 "No endpoints found that support tool use. …"
+		// (or "… image input"): the model exists, none of its providers
+		// has the capability. A capability refusal, not a model not found
+		// (provider.OpenRouterNoEndpoints); still never retried, still a
+		// fallback.
+		e.Kind = provider.KindCapability
 	case provider.OllamaRefusalKind(e.Message) != provider.KindUnknown:
 		// Ollama's refusal of what the model cannot do, through its OpenAI
 		// routes as through its own: a capability ("registry.ollama.ai/

@@ -49,3 +49,48 @@ func TestRound26VertexCompatPublisherModel(t *testing.T) {
 		}
 	}
 }
+
+// TestRound26OpenRouterNoEndpointsCapability: OpenRouter answers a request
+// needing a capability none of the model's providers has with a 404, "No
+// endpoints found that support tool use. To learn more about provider
+// routing, visit: …" (testdata/openrouter26_err_404_no_endpoints_tool_use.http,
+// bobrware/bobrchat#60's body). **Bug:** by its status a model not found
+// (NotFound MODEL_NOT_FOUND naming a model that exists); the model lacks
+// tool use: KindCapability (FailedPrecondition CAPABILITY_NOT_SUPPORTED),
+// as DeepSeek's and Ollama's refusals of tools are, still never retried and
+// still a fallback. GitHub Copilot's 400 unsupported_value "The use of the
+// web search tool is not supported." (its Responses endpoint,
+// caozhiyuan/copilot-api#82) was an invalid request: a capability of the
+// deployment too. OpenRouter's "No allowed providers are available for the
+// selected model." (the account's provider settings allow none of the
+// model's providers) stays not found.
+func TestRound26OpenRouterNoEndpointsCapability(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("openrouter26_err_404_no_endpoints_tool_use.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("openai/gpt-4o"))
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindCapability || pe.HTTPStatus != 404 ||
+		pe.Message != "No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/guides/routing/provider-selection" {
+		t.Errorf("kind %v status %d message %q", pe.Kind, pe.HTTPStatus, pe.Message)
+	}
+	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("retryable %v, fallback %v; want false, true", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+	}
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   provider.Kind
+	}{
+		{400, `{"error":{"message":"The use of the web search tool is not supported.","code":"unsupported_value","param":"tools","type":"invalid_request_error"}}`, provider.KindCapability},
+		{404, `{"error":{"message":"No endpoints found that support image input","code":404}}`, provider.KindCapability},
+		{404, `{"error":{"message":"No allowed providers are available for the selected model.","code":404,"metadata":{"available_providers":["deepseek","together"],"requested_providers":["xai"]}}}`, provider.KindNotFound},
+		{404, `{"error":{"message":"No endpoints found for bad/model.","code":404}}`, provider.KindNotFound},
+		{404, `{"error":{"message":"No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}`, provider.KindNotFound},
+	} {
+		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
+		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("m"))
+		if pe := providerError(t, err); pe.Kind != tc.want {
+			t.Errorf("%s: kind %v, want %v", tc.body, pe.Kind, tc.want)
+		}
+	}
+}
