@@ -749,7 +749,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// rate to retry seconds later.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
-	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
+	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) || deepseekNoModelRE.MatchString(e.Message) ||
 		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message) ||
 		hfNoProviderRE.MatchString(e.Message)) || provider.ModelAccessRefused(e.Message) ||
 		code == "model_not_found" || code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
@@ -761,7 +761,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// invalid_request_error "The supported API model names are
 		// deepseek-v4-pro or deepseek-v4-flash, but you passed bad model."
 		// (maruel/genai's recordings,
-		// testdata/real_maruel_*_bad_model_stream_error.http), OpenRouter's
+		// testdata/real_maruel_*_bad_model_stream_error.http) and its
+		// "Model Not Exist" (deepseekNoModelRE), OpenRouter's
 		// "bad/model is not a valid model ID" (code 400), SiliconFlow's
 		// {"code":20012,"message":"Model does not exist. Please check it
 		// carefully."}, Together's 400 model_not_available ("Unable to
@@ -1047,6 +1048,15 @@ func kindForCode(typ, code string) provider.Kind {
 // deepseekUnknownModelRE matches DeepSeek's answer to a model name it
 // does not serve.
 var deepseekUnknownModelRE = regexp.MustCompile(`^The supported API model names are .+, but you passed `)
+
+// deepseekNoModelRE matches DeepSeek's other answer to a model name it
+// does not serve, the whole message of a 400 invalid_request_error:
+// {"error":{"message":"Model Not Exist","type":"invalid_request_error",
+// "param":null,"code":"invalid_request_error"}} (deepwn/addi#13 logs the
+// body from api.deepseek.com/v1; ConardLi/easy-dataset#9 and
+// langbot-app/LangBot#1643 for "deepseek R1", "deepseek-v3";
+// testdata/dialect_deepseek_err_400_model_not_exist.http).
+var deepseekNoModelRE = regexp.MustCompile(`^Model Not Exist$`)
 
 // openrouterUnknownModelRE matches OpenRouter's answer to a model id it
 // does not route: {"error": {"message": "bad/model is not a valid model

@@ -94,3 +94,30 @@ func TestRound26OpenRouterNoEndpointsCapability(t *testing.T) {
 		}
 	}
 }
+
+// TestRound26DeepSeekModelNotExist: DeepSeek answers a model name it does
+// not serve ("deepseek-r1", "deepseek-v3") with a 400 whose whole message
+// is "Model Not Exist" (testdata/dialect_deepseek_err_400_model_not_exist.http,
+// deepwn/addi#13's body). **Bug:** an invalid request, never a fallback,
+// where its other wording ("The supported API model names are …") and
+// every other provider's unknown model are not found. Now not found: never
+// retried, a route falls back; a message that only contains the words is
+// not one.
+func TestRound26DeepSeekModelNotExist(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("dialect_deepseek_err_400_model_not_exist.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("deepseek-r1"))
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindNotFound || pe.HTTPStatus != 400 || pe.Code != "invalid_request_error" || pe.Message != "Model Not Exist" {
+		t.Errorf("kind %v status %d code %q message %q", pe.Kind, pe.HTTPStatus, pe.Code, pe.Message)
+	}
+	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("retryable %v, fallback %v; want false, true", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+	}
+	srv = providertest.Replay(t, providertest.Recording{Status: 400, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: []byte(`{"error":{"message":"Tool schema: Model Not Exist in enum","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`)})
+	_, err = newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("deepseek-chat"))
+	if pe := providerError(t, err); pe.Kind != provider.KindInvalidRequest {
+		t.Errorf("other words: kind %v", pe.Kind)
+	}
+}
