@@ -20,18 +20,19 @@ import (
 )
 
 // TestRound26ModelUnavailableAcrossAdapters: a model this deployment may
-// not use, and a capability none of its endpoints has, answered by each
-// provider in its own shape and status, reach the client alike: NotFound
-// MODEL_NOT_FOUND with the ResourceInfo of the upstream model, or
-// FailedPrecondition CAPABILITY_NOT_SUPPORTED; never retried on the same
-// deployment, and worth a fallback (another key, project, region or
-// provider may have the model). Vertex AI's 400 FAILED_PRECONDITION "is not
-// allowed to use Publisher Model" was InvalidArgument INVALID_REQUEST (no
-// fallback) in the gemini, anthropic and openai adapters alike, Bedrock's
-// 403 "You don't have access to the model with the specified model ID."
-// PermissionDenied, OpenRouter's 404 "No endpoints found that support tool
-// use" a model not found, Copilot's 400 web-search refusal an invalid
-// request. The fixtures are the adapters' (their testdata READMEs cite
+// not use, a model the provider does not have, and a capability none of
+// the deployment's endpoints has, answered by each provider in its own
+// shape and status, reach the client alike: PermissionDenied
+// UPSTREAM_PERMISSION_DENIED, NotFound MODEL_NOT_FOUND with the
+// ResourceInfo of the upstream model, FailedPrecondition
+// CAPABILITY_NOT_SUPPORTED; never retried on the same deployment, and
+// worth a fallback (another key, project, region or provider may have the
+// model). Vertex AI's 400 FAILED_PRECONDITION "is not allowed to use
+// Publisher Model" was InvalidArgument INVALID_REQUEST (no fallback) in the
+// gemini, anthropic and openai adapters alike, OpenRouter's 404 "No
+// endpoints found that support tool use" a model not found, Copilot's 400
+// web-search refusal an invalid request, DeepSeek's "Model Not Exist" an
+// invalid request. The fixtures are the adapters' (their testdata READMEs cite
 // them).
 func TestRound26ModelUnavailableAcrossAdapters(t *testing.T) {
 	t.Parallel()
@@ -65,10 +66,11 @@ func TestRound26ModelUnavailableAcrossAdapters(t *testing.T) {
 		code       codes.Code
 		reason     string
 	}{
-		{"gemini vertex", "provider/gemini/testdata/vertex26_error_publisher_model_not_allowed.http", gem, codes.NotFound, "MODEL_NOT_FOUND"},
+		{"gemini vertex", "provider/gemini/testdata/vertex26_error_publisher_model_not_allowed.http", gem, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED"},
 		{"gemini 404", "provider/gemini/testdata/error_404.http", gem, codes.NotFound, "MODEL_NOT_FOUND"},
-		{"openai vertex compat", "provider/openai/testdata/vertex26_compat_err_400_publisher_model.http", oai, codes.NotFound, "MODEL_NOT_FOUND"},
-		{"anthropic bedrock", "provider/anthropic/testdata/bedrock26_error_403_model_access.http", anth, codes.NotFound, "MODEL_NOT_FOUND"},
+		{"openai vertex compat", "provider/openai/testdata/vertex26_compat_err_400_publisher_model.http", oai, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED"},
+		{"anthropic bedrock", "provider/anthropic/testdata/bedrock26_error_403_model_access.http", anth, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED"},
+		{"deepseek", "provider/openai/testdata/dialect_deepseek_err_400_model_not_exist.http", oai, codes.NotFound, "MODEL_NOT_FOUND"},
 		{"openrouter tools", "provider/openai/testdata/openrouter26_err_404_no_endpoints_tool_use.http", oai, codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED"},
 		{"copilot web search", "provider/anthropic/testdata/copilot26_error_400_web_search_unsupported.http", anth, codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED"},
 	} {

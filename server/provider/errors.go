@@ -709,14 +709,15 @@ var modelAccessRE = regexp.MustCompile("^(?:Project (?:`[^`]*` )?is not allowed 
 
 // ModelAccessRefused reports whether msg is a provider's refusal of the
 // model to this deployment (modelAccessRE): the request is valid and the
-// model exists, but this project, account or region may not use it, as
-// OpenAI's 404 model_not_found "The model `x` does not exist or you do not
-// have access to it." and Vertex AI's own 404 "Publisher Model `…` was not
-// found or your project does not have access to it." say. The adapters
-// read it as KindNotFound (NotFound MODEL_NOT_FOUND naming the upstream
-// model), whatever the status (a 400, a 403): never retried on the same
-// deployment, and a route falls back, since another project, key or
-// region may have the model.
+// model exists, but this project, account or region may not use it. The
+// adapters read it as KindPermissionDenied (PermissionDenied
+// UPSTREAM_PERMISSION_DENIED, the provider's words saying which model),
+// whatever the status (Vertex AI's 400, Bedrock's 403), as the Gemini
+// FAILED_PRECONDITIONs that refuse the project or its location
+// (GoogleDeploymentRefused) and Groq's 403 "The model … is blocked at the
+// organization level" are: never retried on the same deployment, and a
+// route falls back, since another project, key or region may have the
+// model. A model the provider does not know at all stays not found.
 func ModelAccessRefused(msg string) bool { return modelAccessRE.MatchString(strings.TrimSpace(msg)) }
 
 // errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names

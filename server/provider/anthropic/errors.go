@@ -257,12 +257,11 @@ func refineKind(e *provider.Error) {
 		// (yym68686/uni-api#41), Bedrock's 403 "You don't have access to
 		// the model with the specified model ID."
 		// (gaiin-platform/amplify-genai-backend#62). The model is not
-		// this project's or account's to use, as Anthropic's own 404
-		// not_found_error says of an unknown one: not found, never
+		// this project's or account's to use: permission denied
+		// (provider.ModelAccessRefused), whatever the status, never
 		// retried, a route falls back (another project, region or
-		// provider may have it). They were an invalid request and a
-		// permission.
-		e.Kind = provider.KindNotFound
+		// provider may have it). Vertex AI's was an invalid request.
+		e.Kind = provider.KindPermissionDenied
 	case e.Kind == provider.KindInvalidRequest && (provider.CapabilityRefusal(e.Message) ||
 		provider.OllamaRefusalKind(e.Message) == provider.KindCapability):
 		// A capability the model lacks, in the provider's words: Anthropic's

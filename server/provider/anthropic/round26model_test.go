@@ -19,12 +19,12 @@ import (
 // gaiin-platform/amplify-genai-backend#62 quotes them through Anthropic's
 // Bedrock SDK), and Vertex AI a Claude model the project may not use with a
 // 400 FAILED_PRECONDITION, "Project `…` is not allowed to use Publisher
-// Model `…`" (TestRound26VertexErrorBodies). **Bug:** the first was a
-// permission (PermissionDenied, the key's refusal), the second an invalid
-// request (InvalidArgument, never a fallback), where Anthropic's own 404
-// not_found_error and OpenAI's "does not exist or you do not have access
-// to it" are not found. Both are now the model's absence from this
-// deployment: KindNotFound, never retried, worth a fallback.
+// Model `…`" (TestRound26VertexErrorBodies). **Bug:** the second was an
+// invalid request (InvalidArgument, never a fallback). Both are the
+// model refused to this deployment (provider.ModelAccessRefused):
+// PermissionDenied whatever the status, never retried, worth a fallback.
+// The first was so by its 403 already; the words make it so in any
+// envelope.
 func TestRound26ModelAccessRefused(t *testing.T) {
 	t.Parallel()
 	_, err := newTestProvider(t, providertest.ReplayFile(t, "testdata/bedrock26_error_403_model_access.http").URL).Generate(context.Background(), plainRequest())
@@ -32,7 +32,7 @@ func TestRound26ModelAccessRefused(t *testing.T) {
 	if !errors.As(err, &e) {
 		t.Fatalf("%v, want a provider error", err)
 	}
-	if e.Kind != provider.KindNotFound || e.HTTPStatus != 403 || e.Message != "You don't have access to the model with the specified model ID." {
+	if e.Kind != provider.KindPermissionDenied || e.HTTPStatus != 403 || e.Message != "You don't have access to the model with the specified model ID." {
 		t.Errorf("kind %v status %d message %q", e.Kind, e.HTTPStatus, e.Message)
 	}
 	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {

@@ -25,8 +25,9 @@ func init() {
 // was an invalid request (InvalidArgument), which a route never falls back
 // on, while the same model's 404 "was not found or your project does not
 // have access to it" falls back: another project or region may have the
-// model. It is now not found, never retried, worth a fallback; unary,
-// streamed and as a 200 stream's error event alike.
+// model. It is now permission denied, as the FAILED_PRECONDITIONs that
+// refuse the project's location or billing are: never retried, worth a
+// fallback; unary, streamed and as a 200 stream's error event alike.
 func TestRound26VertexPublisherModelNotAllowed(t *testing.T) {
 	t.Parallel()
 	check := func(t *testing.T, what string, err error, status int) {
@@ -35,7 +36,7 @@ func TestRound26VertexPublisherModelNotAllowed(t *testing.T) {
 		if !errors.As(err, &pe) {
 			t.Fatalf("%s: err = %v, want *provider.Error", what, err)
 		}
-		if pe.Kind != provider.KindNotFound || pe.HTTPStatus != status || pe.Code != "FAILED_PRECONDITION" ||
+		if pe.Kind != provider.KindPermissionDenied || pe.HTTPStatus != status || pe.Code != "FAILED_PRECONDITION" ||
 			!strings.HasPrefix(pe.Message, "Project `oss-fuzz` is not allowed to use Publisher Model `projects/oss-fuzz/") {
 			t.Errorf("%s: got kind %v, status %d, code %q, message %q", what, pe.Kind, pe.HTTPStatus, pe.Code, pe.Message)
 		}
@@ -67,7 +68,7 @@ func TestRound26VertexPublisherModelNotAllowed(t *testing.T) {
 	// Other FAILED_PRECONDITIONs keep their kinds: the words are the
 	// model's refusal to the project, not any precondition.
 	for msg, want := range map[string]provider.Kind{
-		"Project is not allowed to use Publisher Model `projects/oss-fuzz/locations/me-central1/publishers/google/models/gemini-1.5-pro-preview-0514`": provider.KindNotFound,
+		"Project is not allowed to use Publisher Model `projects/oss-fuzz/locations/me-central1/publishers/google/models/gemini-1.5-pro-preview-0514`": provider.KindPermissionDenied,
 		"User location is not supported for the API use.":                                          provider.KindPermissionDenied,
 		"Precondition check failed.":                                                               provider.KindInvalidRequest,
 		"Your request mentions that a project is not allowed to use Publisher Model `x` sometimes": provider.KindInvalidRequest,

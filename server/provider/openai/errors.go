@@ -312,13 +312,12 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindUnauthenticated
 	case st.Status == "INVALID_ARGUMENT" && (looksLikeContextLength(e.Message) || strings.Contains(strings.ToLower(e.Message), "exceeds the maximum number of tokens")):
 		e.Kind = provider.KindContextLength
-	case provider.ModelAccessRefused(e.Message):
+	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message),
 		// Vertex AI's OpenAI-compatible endpoint refusing the model to
 		// the project (400 FAILED_PRECONDITION "Project `…` is not
-		// allowed to use Publisher Model `…`"): not found, as the
-		// gemini adapter reads it (provider.ModelAccessRefused).
-		e.Kind = provider.KindNotFound
-	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message):
+		// allowed to use Publisher Model `…`"), as the gemini adapter
+		// reads it (provider.ModelAccessRefused).
+		provider.ModelAccessRefused(e.Message):
 		e.Kind = provider.KindPermissionDenied
 	case provider.GoogleCapacityExhausted(st.Status, reason, e.Message):
 		// The model's shared capacity (Vertex AI's pay-as-you-go 429),
@@ -751,7 +750,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		e.Code = "insufficient_quota"
 	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) || deepseekNoModelRE.MatchString(e.Message) ||
 		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message) ||
-		hfNoProviderRE.MatchString(e.Message)) || provider.ModelAccessRefused(e.Message) ||
+		hfNoProviderRE.MatchString(e.Message)) ||
 		code == "model_not_found" || code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
 		// A model the server does not have or no longer serves, answered
 		// 400 where OpenAI and DashScope answer 404 model_not_found:
@@ -780,6 +779,12 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
+	case provider.ModelAccessRefused(e.Message):
+		// The model refused to this deployment in its provider's words
+		// (Bedrock's "You don't have access to the model with the
+		// specified model ID.", relayed in an OpenAI-shaped error):
+		// permission denied, as the adapters read it at its own status.
+		e.Kind = provider.KindPermissionDenied
 	case (status == http.StatusNotFound || status < 300) && provider.OpenRouterNoEndpoints(e.Message):
 		// OpenRouter's 404 "No endpoints found that support tool use. …"
 		// (or "… image input"): the model exists, none of its providers
