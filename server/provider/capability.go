@@ -54,7 +54,9 @@ import (
 //     tool is not supported." (Anthropic's server-side web search sent to
 //     its Messages or Responses endpoint, which does not run it:
 //     caozhiyuan/copilot-api#185, #82, #189); Anthropic's own API runs the
-//     same tool.
+//     same tool;
+//   - Groq's 400 invalid_request_error "tool calling is not supported with
+//     this model" (param "tool calling": langflow-ai/langflow#11120).
 //
 // Each is anchored at both ends: a message that only mentions a capability
 // (a malformed tool schema, a proxy's own words around the provider's) is
@@ -71,6 +73,7 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`|'[\w.:@/-]+' does not support thinking\.?|claude-[\w.:@-]+ does not support thinking\.?` +
 	`|(?:Function calling|Developer instruction|(?i:json) mode) is not enabled for models/[\w.-]+` +
 	`|The use of the web search tool is not supported\.?` +
+	`|tool calling is not supported with this model\.?` +
 	`)$`)
 
 // CapabilityRefusal reports whether msg is a provider's refusal of a

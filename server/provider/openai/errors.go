@@ -822,6 +822,25 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// whatever the request holds: the operation is unsupported there
 		// (as on a provider without it), not a malformed request.
 		e.Kind = provider.KindUnsupported
+	case (status == http.StatusBadRequest || status == 0) && groqNoChatRE.MatchString(e.Message):
+		// Groq's answer to chat completions asked of a model that does not
+		// chat (a speech model): "The model canopylabs/orpheus-arabic-saudi
+		// does not support chat completions" (400 invalid_request_error,
+		// langflow-ai/langflow#11120): the operation is unsupported by the
+		// deployment's model, as Azure's OperationNotSupported.
+		e.Kind = provider.KindUnsupported
+	case code == "model_terms_required":
+		// Groq's 400 for a model whose terms the organization has not
+		// accepted: "The model canopylabs/orpheus-arabic-saudi requires
+		// terms acceptance. Please have the org admin accept the terms at
+		// https://console.groq.com/playground?model=…"
+		// (langflow-ai/langflow#11120): the model refused to this
+		// organization until its admin acts, as Groq's 403 "blocked at the
+		// organization level" and provider.ModelAccessRefused are:
+		// permission denied, never retried, a route falls back (another
+		// key's organization may have accepted them). It was an invalid
+		// request.
+		e.Kind = provider.KindPermissionDenied
 	case status == http.StatusRequestEntityTooLarge && code == "rate_limit_exceeded":
 		// Groq answers a request larger than a whole per-minute or
 		// per-day limit with 413, type tokens, code rate_limit_exceeded
@@ -1053,6 +1072,10 @@ func kindForCode(typ, code string) provider.Kind {
 // deepseekUnknownModelRE matches DeepSeek's answer to a model name it
 // does not serve.
 var deepseekUnknownModelRE = regexp.MustCompile(`^The supported API model names are .+, but you passed `)
+
+// groqNoChatRE matches Groq's refusal of chat completions by a model that
+// does not chat (langflow-ai/langflow#11120), whole.
+var groqNoChatRE = regexp.MustCompile(`^The model \S+ does not support chat completions\.?$`)
 
 // deepseekNoModelRE matches DeepSeek's other answer to a model name it
 // does not serve, the whole message of a 400 invalid_request_error:

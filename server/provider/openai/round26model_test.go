@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/llmrelay/llmrelay/server/pipeline"
@@ -119,5 +120,50 @@ func TestRound26DeepSeekModelNotExist(t *testing.T) {
 	_, err = newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("deepseek-chat"))
 	if pe := providerError(t, err); pe.Kind != provider.KindInvalidRequest {
 		t.Errorf("other words: kind %v", pe.Kind)
+	}
+}
+
+// TestRound26GroqModelRefusals: Groq's three refusals of what a model
+// cannot do for this request, as langflow-ai/langflow#11120 quotes them
+// from its chat completions (400 invalid_request_error each;
+// testdata/dialect_groq_err_400_model_terms_required.http for the first):
+// a model whose terms the organization has not accepted (code
+// model_terms_required), a model that does not chat ("The model … does not
+// support chat completions"), a model without tools ("tool calling is not
+// supported with this model", param "tool calling"). **Bug:** all three
+// were invalid requests, which never fall back. Now permission denied (the
+// model refused to the organization, as Groq's 403 for a model blocked at
+// the organization level), unsupported (the operation, as Azure's
+// OperationNotSupported) and a capability: never retried, worth a
+// fallback.
+func TestRound26GroqModelRefusals(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("dialect_groq_err_400_model_terms_required.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("canopylabs/orpheus-arabic-saudi"))
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindPermissionDenied || pe.HTTPStatus != 400 || pe.Code != "model_terms_required" ||
+		!strings.HasPrefix(pe.Message, "The model canopylabs/orpheus-arabic-saudi requires terms acceptance.") {
+		t.Errorf("kind %v status %d code %q message %q", pe.Kind, pe.HTTPStatus, pe.Code, pe.Message)
+	}
+	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("retryable %v, fallback %v; want false, true", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+	}
+	for _, tc := range []struct {
+		body string
+		want provider.Kind
+	}{
+		{`{"error":{"message":"The model canopylabs/orpheus-arabic-saudi does not support chat completions","type":"invalid_request_error"}}`, provider.KindUnsupported},
+		{`{"error":{"message":"tool calling is not supported with this model","type":"invalid_request_error","param":"tool calling"}}`, provider.KindCapability},
+		{`{"error":{"message":"Please note: tool calling is not supported with this model in some regions","type":"invalid_request_error"}}`, provider.KindInvalidRequest},
+	} {
+		srv := providertest.Replay(t, providertest.Recording{Status: 400, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
+		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("m"))
+		pe := providerError(t, err)
+		if pe.Kind != tc.want {
+			t.Errorf("%s: kind %v, want %v", tc.body, pe.Kind, tc.want)
+		}
+		if !pipeline.FallbackWorthy(err) != (tc.want == provider.KindInvalidRequest) {
+			t.Errorf("%s: fallback %v", tc.body, pipeline.FallbackWorthy(err))
+		}
 	}
 }
