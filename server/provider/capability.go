@@ -73,7 +73,12 @@ import (
 //     or this model version. To learn how to user use function calling
 //     with Azure OpenAI Service. Please refer to this wiki  https://…"
 //     (MicrosoftDocs/azure-docs#121504: a deployment whose model or API
-//     version has no tools; another deployment serves the request).
+//     version has no tools; another deployment serves the request);
+//   - GitHub Copilot's 400 unsupported_value "The use of the web search
+//     tool is not supported." (Anthropic's server-side web search sent to
+//     its Messages or Responses endpoint, which does not run it:
+//     caozhiyuan/copilot-api#185, #82, #189); Anthropic's own API runs the
+//     same tool.
 //
 // Each is anchored at both ends: a message that only mentions a capability
 // (a malformed tool schema, a proxy's own words around the provider's) is
@@ -95,21 +100,12 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`|Model does not support images\. Please use a model that does\.?` +
 	`|This model doesn't support tool use in streaming mode\.` +
 	`|Functions are not supported for this API version or this model version\. To learn how to user use function calling with Azure OpenAI Service\. Please refer to this wiki\s+https://learn\.microsoft\.com/\S+` +
+	`|The use of the web search tool is not supported\.?` +
 	`)$`)
 
 // capabilityRefusalStatusRE matches, whole, the refusals of a capability
 // that come under a status other than 400, each only under its own:
 //
-//   - OpenRouter's 404 when no provider of the model serves what the
-//     request needs: "No endpoints found that support tool use. To learn
-//     more about provider routing, visit: https://openrouter.ai/docs/
-//     provider-routing" ({"error":{"message":…,"code":404}}:
-//     evalstate/fast-agent#122, FoundationAgents/OpenManus#55; the later
-//     link …/docs/guides/routing/provider-selection in
-//     bobrware/bobrchat#60, with "Try disabling \"question\"." before it
-//     in Kilo-Org/kilocode#9006) and "No endpoints found that support the
-//     provided 'tool_choice' value." (zed-industries/zed#36094): the
-//     model's endpoints, not the request, and not an unknown model;
 //   - llama.cpp's server's 500 server_error for tools on a server started
 //     without --jinja, "tools param requires --jinja flag"
 //     (containers/ramalama#988, defilantech/LLMKube#126), and before
@@ -125,8 +121,6 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 //     itself with its 400 ValidationException (the 400 words);
 //   - DeepInfra's 405 for tools to a model without them (below).
 var capabilityRefusalStatusRE = map[int]*regexp.Regexp{
-	404: regexp.MustCompile(`^No endpoints found that support (?:tool use|the provided 'tool_choice' value)\.(?: Try disabling "[^"]*"\.)? ` +
-		`To learn more about provider routing, visit: https://openrouter\.ai/docs/[\w/#-]+$`),
 	500: regexp.MustCompile(`^(?:tools param requires --jinja flag|Unsupported param: tools` +
 		`|Internal server error: Unsupported tool_call_parser: None` +
 		`|This model doesn't support tool use in streaming mode\.)$`),
@@ -148,12 +142,40 @@ func CapabilityRefusal(msg string) bool {
 
 // CapabilityRefusalAt is CapabilityRefusal for an answer of the given
 // HTTP status (0 inside a stream): the 400s' words at 400 or 0, and the
-// words of the refusals that come under another status (OpenRouter's
-// 404, llama.cpp's 500: capabilityRefusalStatusRE) at that status only.
+// words of the refusals that come under another status (llama.cpp's
+// 500, DeepInfra's 405: capabilityRefusalStatusRE) at that status only;
+// OpenRouter's 404 is OpenRouterNoEndpoints.
 func CapabilityRefusalAt(status int, msg string) bool {
 	if status == 400 || status == 0 {
 		return CapabilityRefusal(msg)
 	}
 	re := capabilityRefusalStatusRE[status]
 	return re != nil && re.MatchString(strings.TrimSpace(msg))
+}
+
+// openrouterNoEndpointsRE matches OpenRouter's 404 when none of the
+// model's providers (endpoints) has a capability the request needs: "No
+// endpoints found that support tool use. To learn more about provider
+// routing, visit: https://openrouter.ai/docs/provider-routing"
+// ({"error":{"message":…,"code":404}}: evalstate/fast-agent#122,
+// FoundationAgents/OpenManus#55; the newer link
+// …/docs/guides/routing/provider-selection: bobrware/bobrchat#60), with
+// "Try disabling \"question\"." naming a tool of the request
+// (Kilo-Org/kilocode#9006), "No endpoints found that support image input"
+// (images to a text model: anomalyco/opencode's and others' vision
+// fallbacks key on it) and "No endpoints found that support the provided
+// 'tool_choice' value." (zed-industries/zed#36094). Whole: a message that
+// only contains the words is not one.
+var openrouterNoEndpointsRE = regexp.MustCompile(`^No endpoints found that support (?:tool use|image input|the provided 'tool_choice' value)\.?(?: Try disabling "[^"]*"\.)?(?: To learn more about provider routing, visit: \S+)?$`)
+
+// OpenRouterNoEndpoints reports whether msg is OpenRouter's refusal of a
+// capability none of the model's providers has (openrouterNoEndpointsRE):
+// a 404, which by status reads as a model not found, but the model exists
+// and lacks the capability (tools, vision), as DeepSeek's "does not
+// support Function Calling" and Ollama's "does not support tools" say in a
+// 400. The adapters read it as KindCapability (FailedPrecondition
+// CAPABILITY_NOT_SUPPORTED): never retried, a route falls back, as it did
+// on the 404.
+func OpenRouterNoEndpoints(msg string) bool {
+	return openrouterNoEndpointsRE.MatchString(strings.TrimSpace(msg))
 }

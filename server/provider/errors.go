@@ -695,6 +695,31 @@ func GoogleDeploymentRefused(status, msg string) bool {
 		strings.Contains(m, "enable billing")
 }
 
+// modelAccessRE matches a provider's refusal of the deployment's model to
+// the account, project or key that asked, in its exact words: Vertex AI's
+// 400 FAILED_PRECONDITION "Project `…` is not allowed to use Publisher
+// Model `projects/…/publishers/google/models/gemini-1.5-pro-preview-0514`"
+// (google/oss-fuzz-gen#369 for Gemini, yym68686/uni-api#41 for Claude on
+// Vertex; some clients quote it without the project's name), and Amazon
+// Bedrock's 403 AccessDeniedException "You don't have access to the model
+// with the specified model ID." (the model's access not granted in that
+// account and region: gaiin-platform/amplify-genai-backend#62 through
+// Anthropic's Bedrock SDK).
+var modelAccessRE = regexp.MustCompile("^(?:Project (?:`[^`]*` )?is not allowed to use Publisher Model `[^`]+`|You don't have access to the model with the specified model ID)\\.?$")
+
+// ModelAccessRefused reports whether msg is a provider's refusal of the
+// model to this deployment (modelAccessRE): the request is valid and the
+// model exists, but this project, account or region may not use it. The
+// adapters read it as KindPermissionDenied (PermissionDenied
+// UPSTREAM_PERMISSION_DENIED, the provider's words saying which model),
+// whatever the status (Vertex AI's 400, Bedrock's 403), as the Gemini
+// FAILED_PRECONDITIONs that refuse the project or its location
+// (GoogleDeploymentRefused) and Groq's 403 "The model … is blocked at the
+// organization level" are: never retried on the same deployment, and a
+// route falls back, since another project, key or region may have the
+// model. A model the provider does not know at all stays not found.
+func ModelAccessRefused(msg string) bool { return modelAccessRE.MatchString(strings.TrimSpace(msg)) }
+
 // errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
 // when no QuotaFailure came with it, as Google's API front end writes a
 // quota's refusal ({"reason": "RATE_LIMIT_EXCEEDED", "metadata":

@@ -254,6 +254,18 @@ func refineKind(e *provider.Error) {
 		}
 	case strings.Contains(msg, "content filtering policy"):
 		e.Kind = provider.KindContentFilter
+	case provider.ModelAccessRefused(e.Message):
+		// The model refused to this deployment: Vertex AI's 400
+		// FAILED_PRECONDITION "Project `…` is not allowed to use
+		// Publisher Model `…/publishers/anthropic/models/…`"
+		// (yym68686/uni-api#41), Bedrock's 403 "You don't have access to
+		// the model with the specified model ID."
+		// (gaiin-platform/amplify-genai-backend#62). The model is not
+		// this project's or account's to use: permission denied
+		// (provider.ModelAccessRefused), whatever the status, never
+		// retried, a route falls back (another project, region or
+		// provider may have it). Vertex AI's was an invalid request.
+		e.Kind = provider.KindPermissionDenied
 	case e.Kind == provider.KindInvalidRequest && (provider.CapabilityRefusal(e.Message) ||
 		provider.OllamaRefusalKind(e.Message) == provider.KindCapability):
 		// A capability the model lacks, in the provider's words: Anthropic's
@@ -265,6 +277,12 @@ func refineKind(e *provider.Error) {
 		// invalid_request_error. A model that has it serves the same
 		// request: never retried, a reason to fall back; they were invalid
 		// requests.
+		e.Kind = provider.KindCapability
+	case (e.Kind == provider.KindNotFound || e.Kind == provider.KindInvalidRequest) && provider.OpenRouterNoEndpoints(e.Message):
+		// OpenRouter's Messages endpoint, in its OpenAI-shaped 404: "No
+		// endpoints found that support tool use. …": the model exists,
+		// none of its providers has the capability; it was a model not
+		// found.
 		e.Kind = provider.KindCapability
 	case e.Kind == provider.KindInvalidRequest && provider.OllamaRefusalKind(e.Message) == provider.KindUnsupported:
 		// Ollama's refusal of an operation the model does not do at all

@@ -275,7 +275,7 @@ func TestRound26VertexErrorBodies(t *testing.T) {
 	}{
 		{"array 429", 429, `[{"error":{"code":429,"message":"` + quotaV2 + `","status":"RESOURCE_EXHAUSTED"}}]`, provider.KindRateLimited, "RESOURCE_EXHAUSTED", quotaV2},
 		{"object 429", 429, `{"error":{"code":429,"message":"` + quotaOpus + `","status":"RESOURCE_EXHAUSTED"}}`, provider.KindRateLimited, "RESOURCE_EXHAUSTED", quotaOpus},
-		{"array 400", 400, "[{\"error\": {\"code\": 400, \"message\": \"" + notAllowed + "\", \"status\": \"FAILED_PRECONDITION\"}}]\n", provider.KindInvalidRequest, "FAILED_PRECONDITION", notAllowed},
+		{"array 400", 400, "[{\"error\": {\"code\": 400, \"message\": \"" + notAllowed + "\", \"status\": \"FAILED_PRECONDITION\"}}]\n", provider.KindPermissionDenied, "FAILED_PRECONDITION", notAllowed},
 		// Not Vertex's: a list of two objects is no error object; the
 		// status's text stands.
 		{"two objects", 500, `[{"error":{"message":"a"}},{"error":{"message":"b"}}]`, provider.KindUnavailable, "", "Internal Server Error"},

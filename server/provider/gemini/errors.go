@@ -199,7 +199,12 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		e.Kind = provider.KindUnauthenticated
 	case isContextLength(st.Message), claude && anthropicContextLength(st.Message):
 		e.Kind = provider.KindContextLength
-	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, st.Message):
+	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, st.Message),
+		// Vertex AI's 400 FAILED_PRECONDITION "Project `…` is not allowed
+		// to use Publisher Model `…`": the model is not this project's to
+		// use; not the caller's invalid argument. Never retried, a route
+		// falls back (provider.ModelAccessRefused).
+		provider.ModelAccessRefused(st.Message):
 		e.Kind = provider.KindPermissionDenied
 	case provider.GoogleCapacityExhausted(st.Status, reason, st.Message):
 		// The model's shared capacity (Vertex AI's pay-as-you-go pool,

@@ -325,7 +325,12 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindUnauthenticated
 	case st.Status == "INVALID_ARGUMENT" && (looksLikeContextLength(e.Message) || strings.Contains(strings.ToLower(e.Message), "exceeds the maximum number of tokens")):
 		e.Kind = provider.KindContextLength
-	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message):
+	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message),
+		// Vertex AI's OpenAI-compatible endpoint refusing the model to
+		// the project (400 FAILED_PRECONDITION "Project `…` is not
+		// allowed to use Publisher Model `…`"), as the gemini adapter
+		// reads it (provider.ModelAccessRefused).
+		provider.ModelAccessRefused(e.Message):
 		e.Kind = provider.KindPermissionDenied
 	case provider.GoogleCapacityExhausted(st.Status, reason, e.Message):
 		// The model's shared capacity (Vertex AI's pay-as-you-go 429),
@@ -804,7 +809,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// rate to retry seconds later.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
-	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
+	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) || deepseekNoModelRE.MatchString(e.Message) ||
 		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message) ||
 		hfNoProviderRE.MatchString(e.Message)) ||
 		code == "model_not_found" || code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
@@ -816,7 +821,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// invalid_request_error "The supported API model names are
 		// deepseek-v4-pro or deepseek-v4-flash, but you passed bad model."
 		// (maruel/genai's recordings,
-		// testdata/real_maruel_*_bad_model_stream_error.http), OpenRouter's
+		// testdata/real_maruel_*_bad_model_stream_error.http) and its
+		// "Model Not Exist" (deepseekNoModelRE), OpenRouter's
 		// "bad/model is not a valid model ID" (code 400), SiliconFlow's
 		// {"code":20012,"message":"Model does not exist. Please check it
 		// carefully."}, Together's 400 model_not_available ("Unable to
@@ -834,6 +840,19 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
+	case provider.ModelAccessRefused(e.Message):
+		// The model refused to this deployment in its provider's words
+		// (Bedrock's "You don't have access to the model with the
+		// specified model ID.", relayed in an OpenAI-shaped error):
+		// permission denied, as the adapters read it at its own status.
+		e.Kind = provider.KindPermissionDenied
+	case (status == http.StatusNotFound || status < 300) && provider.OpenRouterNoEndpoints(e.Message):
+		// OpenRouter's 404 "No endpoints found that support tool use. …"
+		// (or "… image input"): the model exists, none of its providers
+		// has the capability. A capability refusal, not a model not found
+		// (provider.OpenRouterNoEndpoints); still never retried, still a
+		// fallback.
+		e.Kind = provider.KindCapability
 	case provider.OllamaRefusalKind(e.Message) != provider.KindUnknown:
 		// Ollama's refusal of what the model cannot do, through its OpenAI
 		// routes as through its own: a capability ("registry.ollama.ai/
@@ -872,6 +891,25 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// whatever the request holds: the operation is unsupported there
 		// (as on a provider without it), not a malformed request.
 		e.Kind = provider.KindUnsupported
+	case (status == http.StatusBadRequest || status == 0) && groqNoChatRE.MatchString(e.Message):
+		// Groq's answer to chat completions asked of a model that does not
+		// chat (a speech model): "The model canopylabs/orpheus-arabic-saudi
+		// does not support chat completions" (400 invalid_request_error,
+		// langflow-ai/langflow#11120): the operation is unsupported by the
+		// deployment's model, as Azure's OperationNotSupported.
+		e.Kind = provider.KindUnsupported
+	case code == "model_terms_required":
+		// Groq's 400 for a model whose terms the organization has not
+		// accepted: "The model canopylabs/orpheus-arabic-saudi requires
+		// terms acceptance. Please have the org admin accept the terms at
+		// https://console.groq.com/playground?model=…"
+		// (langflow-ai/langflow#11120): the model refused to this
+		// organization until its admin acts, as Groq's 403 "blocked at the
+		// organization level" and provider.ModelAccessRefused are:
+		// permission denied, never retried, a route falls back (another
+		// key's organization may have accepted them). It was an invalid
+		// request.
+		e.Kind = provider.KindPermissionDenied
 	case status == http.StatusRequestEntityTooLarge && code == "rate_limit_exceeded":
 		// Groq answers a request larger than a whole per-minute or
 		// per-day limit with 413, type tokens, code rate_limit_exceeded
@@ -1103,6 +1141,19 @@ func kindForCode(typ, code string) provider.Kind {
 // deepseekUnknownModelRE matches DeepSeek's answer to a model name it
 // does not serve.
 var deepseekUnknownModelRE = regexp.MustCompile(`^The supported API model names are .+, but you passed `)
+
+// groqNoChatRE matches Groq's refusal of chat completions by a model that
+// does not chat (langflow-ai/langflow#11120), whole.
+var groqNoChatRE = regexp.MustCompile(`^The model \S+ does not support chat completions\.?$`)
+
+// deepseekNoModelRE matches DeepSeek's other answer to a model name it
+// does not serve, the whole message of a 400 invalid_request_error:
+// {"error":{"message":"Model Not Exist","type":"invalid_request_error",
+// "param":null,"code":"invalid_request_error"}} (deepwn/addi#13 logs the
+// body from api.deepseek.com/v1; ConardLi/easy-dataset#9 and
+// langbot-app/LangBot#1643 for "deepseek R1", "deepseek-v3";
+// testdata/dialect_deepseek_err_400_model_not_exist.http).
+var deepseekNoModelRE = regexp.MustCompile(`^Model Not Exist$`)
 
 // openrouterUnknownModelRE matches OpenRouter's answer to a model id it
 // does not route: {"error": {"message": "bad/model is not a valid model
