@@ -149,6 +149,9 @@ func CapabilityRefusalAt(status int, msg string) bool {
 	if status == 400 || status == 0 {
 		return CapabilityRefusal(msg)
 	}
+	if status == 404 && OpenRouterNoEndpoints(msg) {
+		return true
+	}
 	re := capabilityRefusalStatusRE[status]
 	return re != nil && re.MatchString(strings.TrimSpace(msg))
 }

@@ -54,7 +54,7 @@ func TestRound26VertexCompatPublisherModel(t *testing.T) {
 // TestRound26OpenRouterNoEndpointsCapability: OpenRouter answers a request
 // needing a capability none of the model's providers has with a 404, "No
 // endpoints found that support tool use. To learn more about provider
-// routing, visit: …" (testdata/openrouter26_err_404_no_endpoints_tool_use.http,
+// routing, visit: …" (testdata/dialect_openrouter_err_404_no_tool_endpoints.http,
 // bobrware/bobrchat#60's body). **Bug:** by its status a model not found
 // (NotFound MODEL_NOT_FOUND naming a model that exists); the model lacks
 // tool use: KindCapability (FailedPrecondition CAPABILITY_NOT_SUPPORTED),
@@ -67,7 +67,7 @@ func TestRound26VertexCompatPublisherModel(t *testing.T) {
 // model's providers) stays not found.
 func TestRound26OpenRouterNoEndpointsCapability(t *testing.T) {
 	t.Parallel()
-	srv := providertest.ReplayFile(t, td("openrouter26_err_404_no_endpoints_tool_use.http"))
+	srv := providertest.ReplayFile(t, td("dialect_openrouter_err_404_no_tool_endpoints.http"))
 	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("openai/gpt-4o"))
 	pe := providerError(t, err)
 	if pe.Kind != provider.KindCapability || pe.HTTPStatus != 404 ||
@@ -86,7 +86,7 @@ func TestRound26OpenRouterNoEndpointsCapability(t *testing.T) {
 		{404, `{"error":{"message":"No endpoints found that support image input","code":404}}`, provider.KindCapability},
 		{404, `{"error":{"message":"No allowed providers are available for the selected model.","code":404,"metadata":{"available_providers":["deepseek","together"],"requested_providers":["xai"]}}}`, provider.KindNotFound},
 		{404, `{"error":{"message":"No endpoints found for bad/model.","code":404}}`, provider.KindNotFound},
-		{404, `{"error":{"message":"No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}`, provider.KindNotFound},
+		{404, `{"error":{"message":"No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}`, provider.KindCapability},
 	} {
 		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
 		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("m"))
