@@ -34,21 +34,11 @@ func TestRound26VertexCompatPublisherModel(t *testing.T) {
 	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
 		t.Errorf("retryable %v, fallback %v; want false, true", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 	}
-	for _, tc := range []struct {
-		status int
-		body   string
-		want   provider.Kind
-	}{
+	checkKinds(t, []kindCase{
 		{400, `{"error":{"message":"You don't have access to the model with the specified model ID.","type":"invalid_request_error"}}`, provider.KindPermissionDenied},
 		{400, `[{"error":{"code":400,"message":"Precondition check failed.","status":"FAILED_PRECONDITION"}}]`, provider.KindInvalidRequest},
 		{400, `{"error":{"message":"upstream said: You don't have access to the model with the specified model ID. Try again","type":"invalid_request_error"}}`, provider.KindInvalidRequest},
-	} {
-		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
-		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("m"))
-		if pe := providerError(t, err); pe.Kind != tc.want {
-			t.Errorf("%s: kind %v, want %v", tc.body, pe.Kind, tc.want)
-		}
-	}
+	})
 }
 
 // TestRound26OpenRouterNoEndpointsCapability: OpenRouter answers a request
@@ -77,23 +67,13 @@ func TestRound26OpenRouterNoEndpointsCapability(t *testing.T) {
 	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
 		t.Errorf("retryable %v, fallback %v; want false, true", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 	}
-	for _, tc := range []struct {
-		status int
-		body   string
-		want   provider.Kind
-	}{
+	checkKinds(t, []kindCase{
 		{400, `{"error":{"message":"The use of the web search tool is not supported.","code":"unsupported_value","param":"tools","type":"invalid_request_error"}}`, provider.KindCapability},
 		{404, `{"error":{"message":"No endpoints found that support image input","code":404}}`, provider.KindCapability},
 		{404, `{"error":{"message":"No allowed providers are available for the selected model.","code":404,"metadata":{"available_providers":["deepseek","together"],"requested_providers":["xai"]}}}`, provider.KindNotFound},
 		{404, `{"error":{"message":"No endpoints found for bad/model.","code":404}}`, provider.KindNotFound},
 		{404, `{"error":{"message":"No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}`, provider.KindCapability},
-	} {
-		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
-		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("m"))
-		if pe := providerError(t, err); pe.Kind != tc.want {
-			t.Errorf("%s: kind %v, want %v", tc.body, pe.Kind, tc.want)
-		}
-	}
+	})
 }
 
 // TestRound26DeepSeekModelNotExist: DeepSeek answers a model name it does
@@ -148,18 +128,28 @@ func TestRound26GroqModelRefusals(t *testing.T) {
 	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
 		t.Errorf("retryable %v, fallback %v; want false, true", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 	}
-	for _, tc := range []struct {
-		body string
-		want provider.Kind
-	}{
-		{`{"error":{"message":"The model canopylabs/orpheus-arabic-saudi does not support chat completions","type":"invalid_request_error"}}`, provider.KindUnsupported},
-		{`{"error":{"message":"tool calling is not supported with this model","type":"invalid_request_error","param":"tool calling"}}`, provider.KindCapability},
-		{`{"error":{"message":"Please note: tool calling is not supported with this model in some regions","type":"invalid_request_error"}}`, provider.KindInvalidRequest},
-	} {
-		srv := providertest.Replay(t, providertest.Recording{Status: 400, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
+	checkKinds(t, []kindCase{
+		{400, `{"error":{"message":"The model canopylabs/orpheus-arabic-saudi does not support chat completions","type":"invalid_request_error"}}`, provider.KindUnsupported},
+		{400, `{"error":{"message":"tool calling is not supported with this model","type":"invalid_request_error","param":"tool calling"}}`, provider.KindCapability},
+		{400, `{"error":{"message":"Please note: tool calling is not supported with this model in some regions","type":"invalid_request_error"}}`, provider.KindInvalidRequest},
+	})
+}
+
+// kindCase is an error answer given inline and the kind it must read as.
+type kindCase struct {
+	status int
+	body   string
+	want   provider.Kind
+}
+
+// checkKinds replays each answer and checks its kind, and that a route
+// falls back from it unless it is the caller's invalid request.
+func checkKinds(t *testing.T, cases []kindCase) {
+	t.Helper()
+	for _, tc := range cases {
+		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
 		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("m"))
-		pe := providerError(t, err)
-		if pe.Kind != tc.want {
+		if pe := providerError(t, err); pe.Kind != tc.want {
 			t.Errorf("%s: kind %v, want %v", tc.body, pe.Kind, tc.want)
 		}
 		if !pipeline.FallbackWorthy(err) != (tc.want == provider.KindInvalidRequest) {
