@@ -94,6 +94,14 @@ type agentRun struct {
 	toolTimeout    time.Duration
 	toolTimeoutKey string
 
+	// keepMedia is how many of the conversation's most recent tool-result
+	// images and files each model call is sent (0: all), keepMediaKey
+	// the setting it comes from; mediaWarned is set once a run warning
+	// said media were left out (forModel).
+	keepMedia    int
+	keepMediaKey string
+	mediaWarned  bool
+
 	tools       []*llmrelayv1.Tool
 	clientTools map[string]bool
 	mcpTools    map[string]*mcp.Session
@@ -177,6 +185,9 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	if d := setup.GetToolTimeout(); d != nil && (d.CheckValid() != nil || d.AsDuration() <= 0) {
 		return nil, invalidField("setup.tool_timeout", "must be a valid, positive duration")
 	}
+	if n := setup.GetKeepRecentToolMedia(); n < -1 {
+		return nil, invalidField("setup.keep_recent_tool_media", "must be at least 1, 0 (the server's agent.keep_recent_tool_media) or -1 (send every tool-result image and file), got %d", n)
+	}
 	if setup.GetProviderOptions().GetOpenai().GetStore() {
 		return nil, invalidField("setup.provider_options.openai.store", "agent runs are stateless (zero data retention): store must be false")
 	}
@@ -211,6 +222,12 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 			a.meta.Warnings = append(a.meta.Warnings, "setup.tool_timeout "+d.AsDuration().String()+" capped to "+
 				a.toolTimeout.String()+" (the server's agent.max_tool_timeout)")
 		}
+	}
+	switch n := int(setup.GetKeepRecentToolMedia()); {
+	case n > 0:
+		a.keepMedia, a.keepMediaKey = n, "setup.keep_recent_tool_media"
+	case n == 0 && st.keepRecentToolMedia > 0:
+		a.keepMedia, a.keepMediaKey = st.keepRecentToolMedia, "the server's agent.keep_recent_tool_media"
 	}
 	a.complete = len(a.msgs)
 	// The run ends before the caller's deadline, so that its failure
@@ -756,7 +773,7 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 		req = a.setup
 	}
 	ctx, p, err := a.g.prepareGeneration(ctx, generation{
-		req: req, model: a.setup.GetModel(), messages: a.msgs, tools: a.tools, options: a.setup.GetOptions(),
+		req: req, model: a.setup.GetModel(), messages: a.forModel(round), tools: a.tools, options: a.setup.GetOptions(),
 		providerOptions: a.setup.GetProviderOptions(), call: a.setup.GetCall(), wantTools: true,
 		hostedMCP: a.hosted, agentRound: true, setupMessages: len(a.setup.GetMessages()), setupTools: len(a.setup.GetTools()),
 	})
@@ -801,6 +818,121 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 		a.msgs = append(a.msgs, msg)
 	}
 	return sink.acc.ToolCalls(), rec, nil
+}
+
+// forModel is the conversation a round's model call is sent: a.msgs, or,
+// when the run keeps only the most recent tool-result media
+// (keep_recent_tool_media) and there are more, a copy in which each older
+// image or file of a tool result is a text part naming it. a.msgs (what
+// end, go_away and failure return) is never changed: the copy shares every
+// message and result it leaves as they are. Media are counted newest first
+// over every tool result, the setup's included, so a run continued from
+// a returned conversation stays within the bound too; user messages' media
+// are the client's own input and always go.
+func (a *agentRun) forModel(round int) []*llmrelayv1.Message {
+	if a.keepMedia <= 0 {
+		return a.msgs
+	}
+	kept, left, leftBytes := 0, 0, 0
+	var out []*llmrelayv1.Message
+	for i := len(a.msgs) - 1; i >= 0; i-- {
+		m := a.msgs[i]
+		var parts []*llmrelayv1.Part // m's parts, copied once one changes
+		for j := len(m.GetParts()) - 1; j >= 0; j-- {
+			r := m.GetParts()[j].GetToolResult()
+			if r == nil || !provider.ToolResultMedia(r) {
+				continue
+			}
+			var rparts []*llmrelayv1.Part // r's parts, copied once one changes
+			for k := len(r.GetParts()) - 1; k >= 0; k-- {
+				p := r.GetParts()[k]
+				if p.GetImage() == nil && p.GetFile() == nil {
+					continue
+				}
+				if kept < a.keepMedia {
+					kept++
+					continue
+				}
+				if rparts == nil {
+					rparts = slices.Clone(r.GetParts())
+				}
+				left++
+				leftBytes += len(p.GetImage().GetData()) + len(p.GetFile().GetData())
+				rparts[k] = &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: leftOutMedia(p, r.GetCallId(), a.keepMedia)}}
+			}
+			if rparts == nil {
+				continue
+			}
+			if parts == nil {
+				parts = slices.Clone(m.GetParts())
+			}
+			nr := cloneWithout(r, &r.Parts)
+			nr.Parts = rparts
+			parts[j] = &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: nr}}
+		}
+		if parts == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(a.msgs)
+		}
+		nm := cloneWithout(m, &m.Parts)
+		nm.Parts = parts
+		out[i] = nm
+	}
+	if out == nil {
+		return a.msgs
+	}
+	if !a.mediaWarned {
+		a.mediaWarned = true
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %d older tool-result image(s) and file(s) (%d bytes inline) left out of the model call, each replaced by a note: "+
+			"only the %d most recent are sent (%s), in this round and every later one; the conversation returned keeps them all",
+			round, left, leftBytes, a.keepMedia, a.keepMediaKey))
+	}
+	return out
+}
+
+// cloneWithout copies m but for its parts, which the copy's caller
+// replaces: a deep copy would copy every image of the conversation each
+// round. m is m's field parts points into, restored before returning (the
+// run's loop alone reads its conversation).
+func cloneWithout[M proto.Message](m M, parts *[]*llmrelayv1.Part) M {
+	saved := *parts
+	*parts = nil
+	c := proto.CloneOf(m)
+	*parts = saved
+	return c
+}
+
+// leftOutMedia is the note that stands for a tool-result image or file
+// left out of a model call (forModel): what it was, from which call, and
+// why, so the model knows something was there.
+func leftOutMedia(p *llmrelayv1.Part, callID string, keep int) string {
+	var what string
+	if img := p.GetImage(); img != nil {
+		what = "image"
+		if mt := provider.ImageMediaType(img); mt != "" {
+			what += " (" + mt
+			if d := img.GetData(); d != nil {
+				what += ", " + strconv.Itoa(len(d)) + " bytes"
+			}
+			what += ")"
+		}
+	} else {
+		f := p.GetFile()
+		what = "file"
+		if n := f.GetFilename(); n != "" {
+			what += " " + strconv.Quote(n)
+		}
+		if mt := provider.MediaType(f); mt != "" {
+			what += " (" + mt
+			if d := f.GetData(); d != nil {
+				what += ", " + strconv.Itoa(len(d)) + " bytes"
+			}
+			what += ")"
+		}
+	}
+	return fmt.Sprintf("[%s of call %s left out: only the %d most recent tool-result images and files are sent]", what, callID, keep)
 }
 
 // failedCallMeta is the FailedCallMeta of a call's status, nil when the
