@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -772,8 +774,9 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	if round == 1 { // the setup does not change between rounds: walked once
 		req = a.setup
 	}
+	sent := a.forModel(round)
 	ctx, p, err := a.g.prepareGeneration(ctx, generation{
-		req: req, model: a.setup.GetModel(), messages: a.forModel(round), tools: a.tools, options: a.setup.GetOptions(),
+		req: req, model: a.setup.GetModel(), messages: sent, tools: a.tools, options: a.setup.GetOptions(),
 		providerOptions: a.setup.GetProviderOptions(), call: a.setup.GetCall(), wantTools: true,
 		hostedMCP: a.hosted, agentRound: true, setupMessages: len(a.setup.GetMessages()), setupTools: len(a.setup.GetTools()),
 	})
@@ -800,7 +803,7 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 			// run's as well; it is the run's last round.
 			a.account(&llmrelayv1.AgentRound{Round: int32(round), Meta: m})
 		}
-		return nil, nil, err
+		return nil, nil, a.outgrown(round, sent, err)
 	}
 	msg := sink.acc.Message()
 	meta := sink.acc.Meta()
@@ -933,6 +936,81 @@ func leftOutMedia(p *llmrelayv1.Part, callID string, keep int) string {
 		}
 	}
 	return fmt.Sprintf("[%s of call %s left out: only the %d most recent tool-result images and files are sent]", what, callID, keep)
+}
+
+// mediaLimitRE matches a provider's refusal of a request for the number
+// of images and documents it carries: Anthropic's "Too much media: 0
+// document pages + 102 images > 100" and "too many images and documents:
+// 104 + 1 > 100" (anthropics/claude-code#19822, #23392), its smaller
+// dimension limit once a request has many images ("…exceed max allowed
+// size for many-image requests: 2000 pixels", #24630), vLLM's "At most 5
+// image(s) may be provided in one request" (vllm-project/vllm#17092) and
+// "Request contains 52 images, exceeding the maximum of 50 allowed per
+// request" (anomalyco/opencode#48647).
+var mediaLimitRE = regexp.MustCompile(`(?i)too much media|too many images|many-image requests|image\(s\) may be provided in one request|\bimages?, exceeding the maximum`)
+
+// outgrown makes the status of a round whose model call the provider
+// refused for the request's size say so: a run re-sends the whole
+// conversation each round, so a request that grows with every tool result
+// (a screenshot each round) fails late, with a provider's bare "Request
+// exceeds the maximum allowed number of bytes." The message gains the
+// round, what the conversation sent carries, and what to do; the code,
+// ErrorInfo and FailedCallMeta (status, retry reasons) are the call's as
+// they were. Refusals for the size are a 413 (provider.TooLarge's), the
+// context length, and the media limits of mediaLimitRE.
+func (a *agentRun) outgrown(round int, sent []*llmrelayv1.Message, err error) error {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() == codes.OK {
+		return err
+	}
+	var info *errdetails.ErrorInfo
+	for _, d := range st.Details() {
+		if i, ok := d.(*errdetails.ErrorInfo); ok {
+			info = i
+		}
+	}
+	if info == nil {
+		return err
+	}
+	what := ""
+	switch {
+	case info.GetMetadata()["upstreamStatus"] == "413":
+		what = "its size"
+	case info.GetReason() == llmrelayv1.ErrorReason_ERROR_REASON_CONTEXT_LENGTH_EXCEEDED.String():
+		what = "its length"
+	case mediaLimitRE.MatchString(st.Message()):
+		what = "its images and documents"
+	default:
+		return err
+	}
+	media, inline := toolMedia(sent)
+	hint := "continue from the failure event's conversation with less in it"
+	switch {
+	case media > 0 && a.keepMedia > 0:
+		hint = fmt.Sprintf("keep_recent_tool_media %d (%s) was not enough: lower it", a.keepMedia, a.keepMediaKey)
+	case media > 0:
+		hint = "set setup.keep_recent_tool_media to send only the most recent"
+	}
+	p := st.Proto()
+	p.Message = fmt.Sprintf("round %d: %s (refused for %s: the conversation sent has %d messages and %d tool-result images and files, %d bytes inline, and each round sends it whole again; %s)",
+		round, st.Message(), what, len(sent), media, inline, hint)
+	return status.FromProto(p).Err()
+}
+
+// toolMedia counts the images and files of msgs' tool results and their
+// inline bytes.
+func toolMedia(msgs []*llmrelayv1.Message) (n, inline int) {
+	for _, m := range msgs {
+		for _, p := range m.GetParts() {
+			for _, rp := range p.GetToolResult().GetParts() {
+				if rp.GetImage() != nil || rp.GetFile() != nil {
+					n++
+					inline += len(rp.GetImage().GetData()) + len(rp.GetFile().GetData())
+				}
+			}
+		}
+	}
+	return n, inline
 }
 
 // failedCallMeta is the FailedCallMeta of a call's status, nil when the

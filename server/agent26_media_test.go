@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"google.golang.org/grpc/status"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -226,5 +228,79 @@ func TestAgentKeepRecentToolMediaConfig(t *testing.T) {
 	st, _, br := statusDetails(t, err)
 	if st.Code() != codes.InvalidArgument || br == nil || br.GetFieldViolations()[0].GetField() != "setup.keep_recent_tool_media" {
 		t.Errorf("status %v, %v", st, br)
+	}
+}
+
+// anthropicError is an Anthropic error answer (the shape of
+// provider/anthropic/testdata/error_413.http).
+func anthropicError(code int, typ, msg, id string) providertest.Recording {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("request-id", id)
+	h.Set("x-should-retry", "false")
+	m, _ := json.Marshal(msg)
+	return providertest.Recording{Status: code, Header: h,
+		Body: []byte(fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":%s},"request_id":%q}`, typ, m, id))}
+}
+
+// A run whose request outgrows the provider's limit mid-run fails with a
+// status that says so: the round, the provider's message, what the
+// conversation sent carried and what to do, with the call's ErrorInfo and
+// retry reasons as they were, and a failure event naming the round with
+// the conversation up to the previous one. A refusal for something else
+// keeps its message.
+func TestAgentRequestOutgrown(t *testing.T) {
+	t.Parallel()
+	shots := func(tag string, n int, last providertest.Recording) *providertest.Server {
+		var recs []providertest.Recording
+		for r := 1; r <= n; r++ {
+			recs = append(recs, anthropicStream(fmt.Sprintf("msg_01Media26%sR%02d", tag, r), "", []chatCall{{fmt.Sprintf("toolu_01Media26%sShot%02d", tag, r), "screenshot", `{}`}}))
+		}
+		return providertest.Replay(t, append(recs, last)...)
+	}
+	run := func(yaml string, up *providertest.Server, keep int32) (*status.Status, *llmrelayv1.AgentFailure, *llmrelayv1.FailedCallMeta, map[string]string) {
+		t.Helper()
+		c, _ := startWith(t, yaml, up.URL)
+		setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Fill in the login form.")}, Tools: screenshotTool(), KeepRecentToolMedia: keep}
+		evs, err := agentRun(context.Background(), t, c, setup, answerScreenshot)
+		st, info, _ := statusDetails(t, err)
+		var fcm *llmrelayv1.FailedCallMeta
+		for _, d := range st.Details() {
+			if f, ok := d.(*llmrelayv1.FailedCallMeta); ok {
+				fcm = f
+			}
+		}
+		return st, evs[len(evs)-1].GetFailure(), fcm, info.GetMetadata()
+	}
+
+	up := shots("Big", 2, anthropicError(413, "request_too_large", "Request exceeds the maximum allowed number of bytes.", "req_01Media26TooLargeR3x"))
+	st, failure, fcm, md := run(agentMediaYAML, up, 0)
+	want := "round 3: up: Request exceeds the maximum allowed number of bytes. (refused for its size: the conversation sent has 5 messages and 2 tool-result images and files, 30 bytes inline, " +
+		"and each round sends it whole again; set setup.keep_recent_tool_media to send only the most recent)"
+	if st.Code() != codes.InvalidArgument || st.Message() != want || md["upstreamStatus"] != "413" || md["upstreamRequestId"] != "req_01Media26TooLargeR3x" {
+		t.Errorf("status %v %q, metadata %v", st.Code(), st.Message(), md)
+	}
+	if rr := fcm.GetMeta().GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != "http_413" || rr[0].GetUpstreamStatus() != 413 {
+		t.Errorf("retry reasons %v", rr)
+	}
+	if failure.GetRound() != 3 || len(failure.GetMessages()) != 5 || len(failure.GetMeta().GetRounds()) != 3 {
+		t.Errorf("failure round %d, %d messages, %d rounds", failure.GetRound(), len(failure.GetMessages()), len(failure.GetMeta().GetRounds()))
+	}
+
+	// Anthropic's media count (anthropics/claude-code#19822's message),
+	// with the server's default keeping 2: not enough, says the status.
+	up = shots("Many", 3, anthropicError(400, "invalid_request_error", "Too much media: 0 document pages + 102 images > 100", "req_01Media26TooMuchR4x"))
+	st, failure, _, _ = run(agentMediaYAML+"agent:\n  keep_recent_tool_media: 2\n", up, 0)
+	want = "round 4: up: Too much media: 0 document pages + 102 images > 100 (refused for its images and documents: the conversation sent has 7 messages and 2 tool-result images and files, 30 bytes inline, " +
+		"and each round sends it whole again; keep_recent_tool_media 2 (the server's agent.keep_recent_tool_media) was not enough: lower it)"
+	if st.Code() != codes.InvalidArgument || st.Message() != want || failure.GetRound() != 4 {
+		t.Errorf("status %v %q, failure round %d", st.Code(), st.Message(), failure.GetRound())
+	}
+
+	// Another refusal keeps its message.
+	up = shots("Other", 1, anthropicError(400, "invalid_request_error", "messages.1.content.0: unexpected tool_use_id", "req_01Media26OtherR2xx"))
+	st, _, _, _ = run(agentMediaYAML, up, 0)
+	if st.Message() != "up: messages.1.content.0: unexpected tool_use_id" {
+		t.Errorf("status %v %q", st.Code(), st.Message())
 	}
 }
