@@ -304,3 +304,42 @@ func TestAgentRequestOutgrown(t *testing.T) {
 		t.Errorf("status %v %q", st.Code(), st.Message())
 	}
 }
+
+// The setup's tool results count too, files as images do: a run continued
+// from a returned conversation stays within the bound. The setup's PDF is
+// the oldest, so it is the one left out once two screenshots came, and the
+// setup the client sent is not changed.
+func TestAgentKeepRecentToolMediaSetupFile(t *testing.T) {
+	t.Parallel()
+	up := computerUse(t, "File", 2)
+	c, _ := startWith(t, agentMediaYAML, up.URL)
+	pdf := &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("%PDF-1.7")}, MimeType: "application/pdf", Filename: "form.pdf"}}}
+	setup := &llmrelayv1.AgentSetup{Model: "m", Tools: screenshotTool(), KeepRecentToolMedia: 2, Messages: []*llmrelayv1.Message{
+		user("Fill in the form the document describes."),
+		{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "toolu_01Media26FileOpen", Name: "screenshot", Arguments: "{}"}}}}},
+		{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "toolu_01Media26FileOpen", Name: "screenshot", Content: "the form", Parts: []*llmrelayv1.Part{pdf}}}}}},
+	}}
+	sent := proto.CloneOf(setup)
+	evs, err := agentRun(context.Background(), t, c, setup, answerScreenshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(setup, sent) {
+		t.Error("the setup message was changed")
+	}
+	reqs := up.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	if !strings.Contains(string(reqs[1].Body), `"type":"document"`) {
+		t.Errorf("call 2 left the PDF out: %s", reqs[1].Body)
+	}
+	note := `[file \"form.pdf\" (application/pdf, 8 bytes) of call toolu_01Media26FileOpen left out: only the 2 most recent tool-result images and files are sent]`
+	if b := string(reqs[2].Body); strings.Contains(b, `"type":"document"`) || !strings.Contains(b, note) || strings.Count(b, `"type":"image"`) != 2 {
+		t.Errorf("call 3 body %s", b)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	if !proto.Equal(end.GetMessages()[2], sent.GetMessages()[2]) {
+		t.Errorf("end: setup's tool result %v", end.GetMessages()[2])
+	}
+}
