@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -93,6 +95,14 @@ type agentRun struct {
 	// bound when the setup gives none; toolTimeoutKey names its source.
 	toolTimeout    time.Duration
 	toolTimeoutKey string
+
+	// keepMedia is how many of the conversation's most recent tool-result
+	// images and files each model call is sent (0: all), keepMediaKey
+	// the setting it comes from; mediaWarned is set once a run warning
+	// said media were left out (forModel).
+	keepMedia    int
+	keepMediaKey string
+	mediaWarned  bool
 
 	tools       []*llmrelayv1.Tool
 	clientTools map[string]bool
@@ -177,6 +187,9 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	if d := setup.GetToolTimeout(); d != nil && (d.CheckValid() != nil || d.AsDuration() <= 0) {
 		return nil, invalidField("setup.tool_timeout", "must be a valid, positive duration")
 	}
+	if n := setup.GetKeepRecentToolMedia(); n < -1 {
+		return nil, invalidField("setup.keep_recent_tool_media", "must be at least 1, 0 (the server's agent.keep_recent_tool_media) or -1 (send every tool-result image and file), got %d", n)
+	}
 	if setup.GetProviderOptions().GetOpenai().GetStore() {
 		return nil, invalidField("setup.provider_options.openai.store", "agent runs are stateless (zero data retention): store must be false")
 	}
@@ -211,6 +224,12 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 			a.meta.Warnings = append(a.meta.Warnings, "setup.tool_timeout "+d.AsDuration().String()+" capped to "+
 				a.toolTimeout.String()+" (the server's agent.max_tool_timeout)")
 		}
+	}
+	switch n := int(setup.GetKeepRecentToolMedia()); {
+	case n > 0:
+		a.keepMedia, a.keepMediaKey = n, "setup.keep_recent_tool_media"
+	case n == 0 && st.keepRecentToolMedia > 0:
+		a.keepMedia, a.keepMediaKey = st.keepRecentToolMedia, "the server's agent.keep_recent_tool_media"
 	}
 	a.complete = len(a.msgs)
 	// The run ends before the caller's deadline, so that its failure
@@ -755,8 +774,9 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	if round == 1 { // the setup does not change between rounds: walked once
 		req = a.setup
 	}
+	sent := a.forModel(round)
 	ctx, p, err := a.g.prepareGeneration(ctx, generation{
-		req: req, model: a.setup.GetModel(), messages: a.msgs, tools: a.tools, options: a.setup.GetOptions(),
+		req: req, model: a.setup.GetModel(), messages: sent, tools: a.tools, options: a.setup.GetOptions(),
 		providerOptions: a.setup.GetProviderOptions(), call: a.setup.GetCall(), wantTools: true,
 		hostedMCP: a.hosted, agentRound: true, setupMessages: len(a.setup.GetMessages()), setupTools: len(a.setup.GetTools()),
 	})
@@ -783,7 +803,7 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 			// run's as well; it is the run's last round.
 			a.account(&llmrelayv1.AgentRound{Round: int32(round), Meta: m})
 		}
-		return nil, nil, err
+		return nil, nil, a.outgrown(round, sent, err)
 	}
 	msg := sink.acc.Message()
 	meta := sink.acc.Meta()
@@ -801,6 +821,196 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 		a.msgs = append(a.msgs, msg)
 	}
 	return sink.acc.ToolCalls(), rec, nil
+}
+
+// forModel is the conversation a round's model call is sent: a.msgs, or,
+// when the run keeps only the most recent tool-result media
+// (keep_recent_tool_media) and there are more, a copy in which each older
+// image or file of a tool result is a text part naming it. a.msgs (what
+// end, go_away and failure return) is never changed: the copy shares every
+// message and result it leaves as they are. Media are counted newest first
+// over every tool result, the setup's included, so a run continued from
+// a returned conversation stays within the bound too; user messages' media
+// are the client's own input and always go.
+func (a *agentRun) forModel(round int) []*llmrelayv1.Message {
+	if a.keepMedia <= 0 {
+		return a.msgs
+	}
+	kept, left, leftBytes := 0, 0, 0
+	var out []*llmrelayv1.Message
+	for i := len(a.msgs) - 1; i >= 0; i-- {
+		m := a.msgs[i]
+		var parts []*llmrelayv1.Part // m's parts, copied once one changes
+		for j := len(m.GetParts()) - 1; j >= 0; j-- {
+			r := m.GetParts()[j].GetToolResult()
+			if r == nil || !provider.ToolResultMedia(r) {
+				continue
+			}
+			var rparts []*llmrelayv1.Part // r's parts, copied once one changes
+			for k := len(r.GetParts()) - 1; k >= 0; k-- {
+				p := r.GetParts()[k]
+				if p.GetImage() == nil && p.GetFile() == nil {
+					continue
+				}
+				if kept < a.keepMedia {
+					kept++
+					continue
+				}
+				if rparts == nil {
+					rparts = slices.Clone(r.GetParts())
+				}
+				left++
+				leftBytes += len(p.GetImage().GetData()) + len(p.GetFile().GetData())
+				rparts[k] = &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: leftOutMedia(p, r.GetCallId(), a.keepMedia)}}
+			}
+			if rparts == nil {
+				continue
+			}
+			if parts == nil {
+				parts = slices.Clone(m.GetParts())
+			}
+			nr := cloneWithout(r, &r.Parts)
+			nr.Parts = rparts
+			parts[j] = &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: nr}}
+		}
+		if parts == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(a.msgs)
+		}
+		nm := cloneWithout(m, &m.Parts)
+		nm.Parts = parts
+		out[i] = nm
+	}
+	if out == nil {
+		return a.msgs
+	}
+	if !a.mediaWarned {
+		a.mediaWarned = true
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %d older tool-result image(s) and file(s) (%d bytes inline) left out of the model call, each replaced by a note: "+
+			"only the %d most recent are sent (%s), in this round and every later one; the conversation returned keeps them all",
+			round, left, leftBytes, a.keepMedia, a.keepMediaKey))
+	}
+	return out
+}
+
+// cloneWithout copies m but for its parts, which the copy's caller
+// replaces: a deep copy would copy every image of the conversation each
+// round. m is m's field parts points into, restored before returning (the
+// run's loop alone reads its conversation).
+func cloneWithout[M proto.Message](m M, parts *[]*llmrelayv1.Part) M {
+	saved := *parts
+	*parts = nil
+	c := proto.CloneOf(m)
+	*parts = saved
+	return c
+}
+
+// leftOutMedia is the note that stands for a tool-result image or file
+// left out of a model call (forModel): what it was, from which call, and
+// why, so the model knows something was there.
+func leftOutMedia(p *llmrelayv1.Part, callID string, keep int) string {
+	var what string
+	if img := p.GetImage(); img != nil {
+		what = "image"
+		if mt := provider.ImageMediaType(img); mt != "" {
+			what += " (" + mt
+			if d := img.GetData(); d != nil {
+				what += ", " + strconv.Itoa(len(d)) + " bytes"
+			}
+			what += ")"
+		}
+	} else {
+		f := p.GetFile()
+		what = "file"
+		if n := f.GetFilename(); n != "" {
+			what += " " + strconv.Quote(n)
+		}
+		if mt := provider.MediaType(f); mt != "" {
+			what += " (" + mt
+			if d := f.GetData(); d != nil {
+				what += ", " + strconv.Itoa(len(d)) + " bytes"
+			}
+			what += ")"
+		}
+	}
+	return fmt.Sprintf("[%s of call %s left out: only the %d most recent tool-result images and files are sent]", what, callID, keep)
+}
+
+// mediaLimitRE matches a provider's refusal of a request for the number
+// of images and documents it carries: Anthropic's "Too much media: 0
+// document pages + 102 images > 100" and "too many images and documents:
+// 104 + 1 > 100" (anthropics/claude-code#19822, #23392), its smaller
+// dimension limit once a request has many images ("…exceed max allowed
+// size for many-image requests: 2000 pixels", #24630), vLLM's "At most 5
+// image(s) may be provided in one request" (vllm-project/vllm#17092) and
+// "Request contains 52 images, exceeding the maximum of 50 allowed per
+// request" (anomalyco/opencode#48647).
+var mediaLimitRE = regexp.MustCompile(`(?i)too much media|too many images|many-image requests|image\(s\) may be provided in one request|\bimages?, exceeding the maximum`)
+
+// outgrown makes the status of a round whose model call the provider
+// refused for the request's size say so: a run re-sends the whole
+// conversation each round, so a request that grows with every tool result
+// (a screenshot each round) fails late, with a provider's bare "Request
+// exceeds the maximum allowed number of bytes." The message gains the
+// round, what the conversation sent carries, and what to do; the code,
+// ErrorInfo and FailedCallMeta (status, retry reasons) are the call's as
+// they were. Refusals for the size are a 413 (provider.TooLarge's), the
+// context length, and the media limits of mediaLimitRE.
+func (a *agentRun) outgrown(round int, sent []*llmrelayv1.Message, err error) error {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() == codes.OK {
+		return err
+	}
+	var info *errdetails.ErrorInfo
+	for _, d := range st.Details() {
+		if i, ok := d.(*errdetails.ErrorInfo); ok {
+			info = i
+		}
+	}
+	if info == nil {
+		return err
+	}
+	what := ""
+	switch {
+	case info.GetMetadata()["upstreamStatus"] == "413":
+		what = "its size"
+	case info.GetReason() == llmrelayv1.ErrorReason_ERROR_REASON_CONTEXT_LENGTH_EXCEEDED.String():
+		what = "its length"
+	case mediaLimitRE.MatchString(st.Message()):
+		what = "its images and documents"
+	default:
+		return err
+	}
+	media, inline := toolMedia(sent)
+	hint := "continue from the failure event's conversation with less in it"
+	switch {
+	case media > 0 && a.keepMedia > 0:
+		hint = fmt.Sprintf("keep_recent_tool_media %d (%s) was not enough: lower it", a.keepMedia, a.keepMediaKey)
+	case media > 0:
+		hint = "set setup.keep_recent_tool_media to send only the most recent"
+	}
+	p := st.Proto()
+	p.Message = fmt.Sprintf("round %d: %s (refused for %s: the conversation sent has %d messages and %d tool-result images and files, %d bytes inline, and each round sends it whole again; %s)",
+		round, st.Message(), what, len(sent), media, inline, hint)
+	return status.FromProto(p).Err()
+}
+
+// toolMedia counts the images and files of msgs' tool results and their
+// inline bytes.
+func toolMedia(msgs []*llmrelayv1.Message) (n, inline int) {
+	for _, m := range msgs {
+		for _, p := range m.GetParts() {
+			for _, rp := range p.GetToolResult().GetParts() {
+				if rp.GetImage() != nil || rp.GetFile() != nil {
+					n++
+					inline += len(rp.GetImage().GetData()) + len(rp.GetFile().GetData())
+				}
+			}
+		}
+	}
+	return n, inline
 }
 
 // failedCallMeta is the FailedCallMeta of a call's status, nil when the

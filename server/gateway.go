@@ -84,6 +84,9 @@ type state struct {
 	// maxToolTimeout is agent.max_tool_timeout: the longest an agent run
 	// waits for a round's tool results.
 	maxToolTimeout time.Duration
+	// keepRecentToolMedia is agent.keep_recent_tool_media: the runs'
+	// default for the setup's keep_recent_tool_media (0: all sent).
+	keepRecentToolMedia int
 }
 
 // closeIdle closes the idle upstream connections of the state's clients.

@@ -206,7 +206,7 @@ func buildState(cfg *config.Config, tel *telemetry.Telemetry, prev *state, log *
 	}
 	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), auth: callers, clients: clients,
 		mcp: servers, allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound(),
-		maxToolTimeout: cfg.Agent.ToolTimeoutBound()}, nil
+		maxToolTimeout: cfg.Agent.ToolTimeoutBound(), keepRecentToolMedia: cfg.Agent.RecentToolMedia()}, nil
 }
 
 // buildMCP resolves the configured MCP servers' headers; their values are

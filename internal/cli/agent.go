@@ -51,6 +51,7 @@ func agent(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the final AgentEnd as JSON instead of the text")
 	toolTimeout := fs.Duration("tool-timeout", 0, "how long the server waits for each round's tool results (0: the server's agent.max_tool_timeout, 10m by default, which also caps it); what a miss does is --on-tool-timeout's")
 	onToolTimeout := fs.String("on-tool-timeout", "fail", "what a missed --tool-timeout does: fail (the run) or error-result (the model gets an error result, the command is killed)")
+	keepMedia := fs.Int("keep-recent-tool-media", 0, "send each model call only this many of the most recent tool-result images and files, older ones as notes (0: the server's agent.keep_recent_tool_media, all by default; -1: all)")
 	pos, err := parse(e, fs, "PROMPT...", agentSummary, args)
 	if err != nil {
 		return err
@@ -62,10 +63,13 @@ func agent(ctx context.Context, e *env, args []string) error {
 	if *maxRounds < 0 || *maxRounds > math.MaxInt32 {
 		return usageErrorf("--max-rounds %d: want 0 or a positive number", *maxRounds)
 	}
+	if *keepMedia < -1 || *keepMedia > math.MaxInt32 {
+		return usageErrorf("--keep-recent-tool-media %d: want a positive number, 0 (the server's default) or -1 (all)", *keepMedia)
+	}
 	if *toolTimeout < 0 {
 		return usageErrorf("--tool-timeout %v: want 0 or a positive duration", *toolTimeout)
 	}
-	setup := &llmrelayv1.AgentSetup{Model: *model, MaxRounds: int32(*maxRounds),
+	setup := &llmrelayv1.AgentSetup{Model: *model, MaxRounds: int32(*maxRounds), KeepRecentToolMedia: int32(*keepMedia),
 		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: prompt}}}}}}
 	if *toolTimeout > 0 {
 		setup.ToolTimeout = durationpb.New(*toolTimeout)

@@ -172,6 +172,10 @@ func TestAgentCommandToolTimeoutResult(t *testing.T) {
 		!strings.Contains(err.Error(), "--on-tool-timeout") {
 		t.Errorf("error %v", err)
 	}
+	if err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-keep-recent-tool-media", "-2", "Oslo"}, &out, &errOut); err == nil ||
+		!strings.Contains(err.Error(), "--keep-recent-tool-media -2") {
+		t.Errorf("error %v", err)
+	}
 }
 
 // TestAgentCommandMCP: -mcp names configured servers; each MCP execution

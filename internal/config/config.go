@@ -119,6 +119,13 @@ type Agent struct {
 	// DefaultMaxToolTimeout; it must be positive (a waiting run holds a
 	// stream slot and its upstream state, so there is no "unbounded").
 	MaxToolTimeout *Duration `yaml:"max_tool_timeout"`
+	// KeepRecentToolMedia is the runs' default for the setup's
+	// keep_recent_tool_media: at most this many of the conversation's
+	// most recent tool-result images and files are sent in each model
+	// call, older ones replaced by a note (the conversation returned to
+	// the client keeps them). A setup's own value wins. 0 or unset: all
+	// are sent.
+	KeepRecentToolMedia *int `yaml:"keep_recent_tool_media"`
 }
 
 // DefaultMaxToolTimeout is agent.max_tool_timeout where the configuration
@@ -133,6 +140,15 @@ func (a Agent) ToolTimeoutBound() time.Duration {
 		return a.MaxToolTimeout.Duration
 	}
 	return DefaultMaxToolTimeout
+}
+
+// RecentToolMedia is agent.keep_recent_tool_media, 0 when unset (all
+// tool-result media are sent).
+func (a Agent) RecentToolMedia() int {
+	if a.KeepRecentToolMedia != nil {
+		return *a.KeepRecentToolMedia
+	}
+	return 0
 }
 
 // Server are the listener and process settings.
@@ -785,6 +801,9 @@ func (c *Config) validate() []error {
 	}
 	if d := c.Agent.MaxToolTimeout; d != nil && d.Duration <= 0 {
 		add("agent.max_tool_timeout: must be positive (unset: %v), got %v", DefaultMaxToolTimeout, d.Duration)
+	}
+	if n := c.Agent.KeepRecentToolMedia; n != nil && *n < 0 {
+		add("agent.keep_recent_tool_media: must be at least 1, or 0 to send every tool-result image and file (the default), got %d", *n)
 	}
 	models := map[string]bool{}
 	for i, m := range c.Models {

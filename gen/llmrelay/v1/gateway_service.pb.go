@@ -1468,8 +1468,21 @@ type AgentSetup struct {
 	ToolTimeout *durationpb.Duration `protobuf:"bytes,9,opt,name=tool_timeout,json=toolTimeout,proto3" json:"tool_timeout,omitempty"`
 	// What a missed tool_timeout does (default: fail the run).
 	OnToolTimeout ToolTimeoutAction `protobuf:"varint,10,opt,name=on_tool_timeout,json=onToolTimeout,proto3,enum=llmrelay.v1.ToolTimeoutAction" json:"on_tool_timeout,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// At most this many of the most recent images and files of the
+	// conversation's tool results (ToolResult.parts: the setup's and the
+	// run's, client and MCP tools alike) are sent in each model call. Each
+	// older one is replaced by a short text naming what was left out (kind,
+	// media type, size, call id), in what is sent to the model only: the
+	// conversation in end, go_away and failure keeps every image and file.
+	// For long computer-use or browser runs, where a screenshot each round
+	// makes every request larger until the provider refuses it (too many
+	// images, request too large). A run warning says so the first round
+	// media are left out. Images and files of user messages always go.
+	// 0: the server's agent.keep_recent_tool_media (unset there: all are
+	// sent); -1: all are sent, whatever the server's default.
+	KeepRecentToolMedia int32 `protobuf:"varint,11,opt,name=keep_recent_tool_media,json=keepRecentToolMedia,proto3" json:"keep_recent_tool_media,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *AgentSetup) Reset() {
@@ -1570,6 +1583,13 @@ func (x *AgentSetup) GetOnToolTimeout() ToolTimeoutAction {
 		return x.OnToolTimeout
 	}
 	return ToolTimeoutAction_TOOL_TIMEOUT_ACTION_UNSPECIFIED
+}
+
+func (x *AgentSetup) GetKeepRecentToolMedia() int32 {
+	if x != nil {
+		return x.KeepRecentToolMedia
+	}
+	return 0
 }
 
 // AgentMcpServer names an MCP server for an agent run: a configured server by
@@ -2854,7 +2874,7 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\vtool_result\x18\x02 \x01(\v2\x17.llmrelay.v1.ToolResultH\x00R\n" +
 	"toolResult\x122\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x18.llmrelay.v1.AgentCancelH\x00R\x06cancelB\t\n" +
-	"\amessage\"\x9b\x04\n" +
+	"\amessage\"\xd0\x04\n" +
 	"\n" +
 	"AgentSetup\x12\x19\n" +
 	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
@@ -2869,7 +2889,8 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12<\n" +
 	"\ftool_timeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\vtoolTimeout\x12F\n" +
 	"\x0fon_tool_timeout\x18\n" +
-	" \x01(\x0e2\x1e.llmrelay.v1.ToolTimeoutActionR\ronToolTimeout\"\x91\x02\n" +
+	" \x01(\x0e2\x1e.llmrelay.v1.ToolTimeoutActionR\ronToolTimeout\x123\n" +
+	"\x16keep_recent_tool_media\x18\v \x01(\x05R\x13keepRecentToolMedia\"\x91\x02\n" +
 	"\x0eAgentMcpServer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12B\n" +

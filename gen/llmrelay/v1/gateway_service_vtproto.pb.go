@@ -1573,6 +1573,11 @@ func (m *AgentSetup) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.KeepRecentToolMedia != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.KeepRecentToolMedia))
+		i--
+		dAtA[i] = 0x58
+	}
 	if m.OnToolTimeout != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.OnToolTimeout))
 		i--
@@ -3479,6 +3484,9 @@ func (m *AgentSetup) SizeVT() (n int) {
 	}
 	if m.OnToolTimeout != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.OnToolTimeout))
+	}
+	if m.KeepRecentToolMedia != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.KeepRecentToolMedia))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -7765,6 +7773,25 @@ func (m *AgentSetup) UnmarshalVT(dAtA []byte) error {
 				b := dAtA[iNdEx]
 				iNdEx++
 				m.OnToolTimeout |= ToolTimeoutAction(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 11:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field KeepRecentToolMedia", wireType)
+			}
+			m.KeepRecentToolMedia = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.KeepRecentToolMedia |= int32(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
