@@ -102,6 +102,15 @@ type Error struct {
 	Kind     Kind
 	// HTTPStatus is the provider's status, 0 when no response was received.
 	HTTPStatus int
+	// InAnswer: the error was read from inside a 2xx answer (an error
+	// event in a stream, an error object in a 200 body) by an adapter
+	// that leaves HTTPStatus 0 for it (the anthropic and gemini ones,
+	// whose classification reads an in-band error's own code): the
+	// provider answered, and RetryReason.upstream_status reports its 200
+	// as for output that does not parse (KindBadResponse) or an in-band
+	// error with HTTPStatus 200 (the openai and ollama adapters). Nothing
+	// else reads it: the gRPC status and ErrorInfo do not change.
+	InAnswer bool
 	// Code is the provider's own error type or code ("rate_limit_error",
 	// "context_length_exceeded", "RESOURCE_EXHAUSTED").
 	Code string

@@ -348,6 +348,9 @@ func blockedError(w *generateContentResponse) *provider.Error {
 func (p *Provider) streamError(st *statusError, date time.Time) *provider.Error {
 	e := &provider.Error{Provider: providerName, Kind: provider.KindUnavailable, Message: "error in response"}
 	p.applyStatusMeta(e, st, date)
+	// HTTPStatus stays 0 (applyStatus classifies by the error's own
+	// code); the answer's 200 was received (provider.Error.InAnswer).
+	e.InAnswer = true
 	return e
 }
 
