@@ -91,3 +91,51 @@ func TestRound26FilterCutsOpenCall(t *testing.T) {
 		})
 	}
 }
+
+// TestRound26ResponsesFilterCutsOpenCall: a Responses answer the content
+// filter stopped (status incomplete, incomplete_details.reason
+// content_filter) while a function_call item was still in_progress: the
+// call's arguments parse, but it is cut, streamed and unary alike, and
+// the folded stream equals the unary answer. Hand-built from the
+// documented events (response.output_item.added, function_call_arguments
+// .delta, response.incomplete, as testdata/tools19_responses_incomplete_
+// open_stream.http) with the content_filter reason OpenAI documents for
+// incomplete_details.reason.
+func TestRound26ResponsesFilterCutsOpenCall(t *testing.T) {
+	t.Parallel()
+	item := `{"id":"fc_r26fc01","type":"function_call","status":"in_progress","arguments":"{\"city\":\"Oslo\"}","call_id":"call_r26fc01","name":"get_weather"}`
+	final := `{"id":"resp_r26fc0001","object":"response","created_at":1795511200,"status":"incomplete","error":null,"incomplete_details":{"reason":"content_filter"},"model":"gpt-4.1-mini-2025-04-14","output":[` + item + `],"parallel_tool_calls":true,"usage":{"input_tokens":60,"output_tokens":9,"total_tokens":69}}`
+	stream := sseEvent("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_r26fc0001","object":"response","created_at":1795511200,"status":"in_progress","error":null,"incomplete_details":null,"model":"gpt-4.1-mini-2025-04-14","output":[],"parallel_tool_calls":true,"usage":null}}`) +
+		sseEvent("response.output_item.added", `{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"fc_r26fc01","type":"function_call","status":"in_progress","arguments":"","call_id":"call_r26fc01","name":"get_weather"}}`) +
+		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","sequence_number":2,"item_id":"fc_r26fc01","output_index":0,"delta":"{\"city\":\"Oslo\"}"}`) +
+		sseEvent("response.incomplete", `{"type":"response.incomplete","sequence_number":3,"response":`+final+`}`)
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(stream)})
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	msg, f, ended := gatewayFold(t, evs)
+	want := []wantCall{{"call_r26fc01", "get_weather", `{"city":"Oslo"}`, false, "cut"}}
+	checkCalls(t, msg, ended, want)
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "incomplete/content_filter")
+
+	usrv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(final)})
+	res, err := newTestProvider(t, kOpenAI, usrv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	checkCalls(t, res.Message, map[string]string{"call_r26fc01": "cut"}, want)
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "incomplete/content_filter")
+	for _, m := range []*llmrelayv1.ResponseMeta{f.Meta, res.Meta} {
+		if !hasWarning(m, cutCallWarning("call_r26fc01", "a content filter")) {
+			t.Errorf("warnings %q", m.GetWarnings())
+		}
+	}
+}

@@ -86,8 +86,13 @@ func respCut(w *respResponse) string {
 	if w.Status != "incomplete" {
 		return ""
 	}
-	if w.IncompleteDetails != nil && w.IncompleteDetails.Reason == "max_output_tokens" {
-		return "the token limit"
+	if w.IncompleteDetails != nil {
+		switch w.IncompleteDetails.Reason {
+		case "max_output_tokens":
+			return "the token limit"
+		case "content_filter":
+			return "a content filter" // as a chat content_filter finish (cutBy)
+		}
 	}
 	return incompleteCut
 }
