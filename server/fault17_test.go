@@ -881,9 +881,11 @@ auth:
 
 // TestFault17InBandErrorStatus: an error inside a 200 (an error event
 // before or after content) has no upstream status in the ErrorInfo, for
-// every format alike, as its retry reason has none: "200" beside an error
-// code reads as a success (the openai and ollama formats said "200", the
-// others nothing).
+// every format alike: "200" beside an error code reads as a success (the
+// openai and ollama formats said "200", the others nothing). Its retry
+// reason reports the 200 that was received (round 26: the proto's "0
+// when none was received", as for a cut after the head), every format
+// alike, the reason the kind's.
 func TestFault17InBandErrorStatus(t *testing.T) {
 	t.Parallel()
 	for _, f := range f13Formats() {
@@ -894,7 +896,7 @@ func TestFault17InBandErrorStatus(t *testing.T) {
 				c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
 				got := readStream13(t, c)
 				st, m := f13Check(t, f, got.err, f.errCode, f.errReason, 1, 0)
-				if s, ok := errorInfoOf(st).GetMetadata()["upstreamStatus"]; ok || m.GetRetryReasons()[0].GetUpstreamStatus() != 0 {
+				if s, ok := errorInfoOf(st).GetMetadata()["upstreamStatus"]; ok || m.GetRetryReasons()[0].GetUpstreamStatus() != 200 {
 					t.Errorf("upstreamStatus %q, retry reason %v", s, m.GetRetryReasons()[0])
 				}
 			})

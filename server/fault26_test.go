@@ -149,7 +149,7 @@ func f26Shapes() []f26Shape {
 			h := merged(hdr("Date", d.Format(http.TimeFormat), "Content-Encoding", "br"), f.reqIDHeader(n), f.rl(n))
 			h.Set("Content-Type", "application/json")
 			return respond(200, h, string(f26BrOK))
-		}, code: codes.Unavailable, reason: "UPSTREAM_BAD_RESPONSE", retry: "bad_response", msgNot: []string{"\ufffd", "\x1b"}, msgHas: "Content-Encoding br"},
+		}, code: codes.Unavailable, reason: "UPSTREAM_BAD_RESPONSE", retry: "bad_response", rrStatus: 200, msgNot: []string{"\ufffd", "\x1b"}, msgHas: "Content-Encoding br"},
 		{name: "headers then reset", step: func(f f13Format, n int, d time.Time) f13Step {
 			return thenReset(merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), "")
 		}, streamStep: func(f f13Format, n int, d time.Time) f13Step { return thenReset(f.streamHead(n), "") },
@@ -177,7 +177,7 @@ func f26Shapes() []f26Shape {
 				body = "data: {not json}\n\n"
 			}
 			return respond(200, f.streamHead(n), body)
-		}, code: codes.Unavailable, reason: "UPSTREAM_BAD_RESPONSE", retry: "bad_response"},
+		}, code: codes.Unavailable, reason: "UPSTREAM_BAD_RESPONSE", retry: "bad_response", rrStatus: 200},
 		{name: "reset before headers", step: resetConn, noHead: true,
 			code: codes.Unavailable, reason: "UPSTREAM_UNAVAILABLE", retried: true, retry: "connection_error"},
 		{name: "silent before headers", step: func(f13Format, int, time.Time) f13Step { return hangBeforeHeaders }, noHead: true,
@@ -372,7 +372,7 @@ func TestFault26UnreadEncodingFallsBack(t *testing.T) {
 					t.Fatalf("err %v, text %q", got.err, got.text)
 				}
 				m := got.meta
-				if rr := m.GetRetryReasons(); m.GetAttempts() != 2 || len(rr) != 1 || rr[0].GetReason() != "bad_response" ||
+				if rr := m.GetRetryReasons(); m.GetAttempts() != 2 || len(rr) != 1 || rr[0].GetReason() != "bad_response" || rr[0].GetUpstreamStatus() != 200 ||
 					rr[0].GetDeployment() != m.GetRouting().GetTried()[0] || rr[0].GetProviderRequestId() != f.wantReqID(1) ||
 					!strings.Contains(rr[0].GetMessage(), "Content-Encoding br") {
 					t.Errorf("attempts %d, reasons %v", m.GetAttempts(), rr)

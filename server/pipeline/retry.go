@@ -258,6 +258,15 @@ func ReasonFor(err error) (reason string, status int32, message string) {
 			// when none was received. The reason stays the kind's.
 			return pe.Kind.String(), answeredStatus(pe), pe.Message
 		}
+		if pe.Kind == provider.KindBadResponse || pe.InAnswer || pe.HTTPStatus >= 200 {
+			// Read from a 2xx answer: output that does not parse (only
+			// an answer's body is parsed), an error event or object
+			// inside it (an in-band error's HTTPStatus is the answer's
+			// 200, or InAnswer). The provider's status was received:
+			// upstream_status says it, as for a cut; the reason stays
+			// the kind's, and the metric labels it by its reason.
+			return pe.Kind.String(), answeredStatus(pe), pe.Message
+		}
 		return pe.Kind.String(), 0, pe.Message
 	}
 	return "error", 0, err.Error()

@@ -511,3 +511,36 @@ func TestFallbackWorthy(t *testing.T) {
 		}
 	}
 }
+
+// TestReasonForAnsweredStatus: upstream_status is the HTTP status that was
+// received ("0 when none was received", the proto's words): an error
+// answer's own; the 2xx of an answer whose body carried the failure
+// (output that does not parse, an error event or object in it, whether
+// the adapter records the 200 or marks InAnswer, a cut); 0 for a failure
+// before any head. Round 17 reported 0 for bad responses and in-band
+// errors.
+func TestReasonForAnsweredStatus(t *testing.T) {
+	t.Parallel()
+	inAnswer := &provider.Error{Provider: "anthropic", Kind: provider.KindUnavailable, Code: "overloaded_error", InAnswer: true}
+	created := &provider.Error{Provider: "openai", Kind: provider.KindBadResponse, HTTPStatus: 201, Message: "x"}
+	for _, c := range []struct {
+		name   string
+		err    error
+		reason string
+		status int32
+	}{
+		{"unparseable", provider.BadResponse("p", "invalid chunk"), "bad_response", 200},
+		{"unparseable in a 201", created, "bad_response", 201},
+		{"in-band, status recorded", &provider.Error{Provider: "openai", Kind: provider.KindRateLimited, HTTPStatus: 200, Code: "rate_limit_exceeded"}, "rate_limited", 200},
+		{"in-band, marked", inAnswer, "unavailable", 200},
+		{"stream cut", provider.StreamCut("p", "stream ended before [DONE]"), "stream_cut", 200},
+		{"error answer", &provider.Error{Provider: "p", Kind: provider.KindUnavailable, HTTPStatus: 503}, "http_503", 503},
+		{"connection refused", provider.TransportError("p", errors.New("dial tcp: connection refused")), "connection_error", 0},
+		{"canceled", provider.TransportError("p", context.Canceled), "canceled", 0},
+	} {
+		reason, status, _ := ReasonFor(c.err)
+		if reason != c.reason || status != c.status {
+			t.Errorf("%s: reason %q status %d, want %q %d", c.name, reason, status, c.reason, c.status)
+		}
+	}
+}

@@ -102,6 +102,15 @@ type Error struct {
 	Kind     Kind
 	// HTTPStatus is the provider's status, 0 when no response was received.
 	HTTPStatus int
+	// InAnswer: the error was read from inside a 2xx answer (an error
+	// event in a stream, an error object in a 200 body) by an adapter
+	// that leaves HTTPStatus 0 for it (the anthropic and gemini ones,
+	// whose classification reads an in-band error's own code): the
+	// provider answered, and RetryReason.upstream_status reports its 200
+	// as for output that does not parse (KindBadResponse) or an in-band
+	// error with HTTPStatus 200 (the openai and ollama adapters). Nothing
+	// else reads it: the gRPC status and ErrorInfo do not change.
+	InAnswer bool
 	// Code is the provider's own error type or code ("rate_limit_error",
 	// "context_length_exceeded", "RESOURCE_EXHAUSTED").
 	Code string
@@ -921,16 +930,32 @@ func ProxyMessage(body []byte) string {
 // leave the message to the status's text. The words an error event in
 // plain text carries are kept the same way (Anthropic's stream).
 func PlainTextMessage(body []byte) string {
+	t := plainText(body)
+	if t == nil {
+		return ""
+	}
+	return Shorten(strings.Join(strings.Fields(string(t)), " "), 300)
+}
+
+// IsPlainText reports whether an error body is words PlainTextMessage
+// would take as its message (not empty, JSON, markup, or bytes that are
+// not text), for an adapter that shapes the message itself (Gemini
+// redacts the whole text before cutting it).
+func IsPlainText(body []byte) bool { return plainText(body) != nil }
+
+// plainText is body trimmed (blanks, a byte order mark) when it is plain
+// text, nil otherwise (PlainTextMessage).
+func plainText(body []byte) []byte {
 	t := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(body), []byte("\uFEFF")))
 	if len(t) == 0 || t[0] == '{' || t[0] == '[' || IsMarkup(t) || !utf8.Valid(t) {
-		return ""
+		return nil
 	}
 	for _, c := range t {
 		if c < ' ' && c != '\t' && c != '\r' && c != '\n' || c == 0x7f {
-			return ""
+			return nil
 		}
 	}
-	return Shorten(strings.Join(strings.Fields(string(t)), " "), 300)
+	return t
 }
 
 // cloudflareStatus names the statuses Cloudflare answers with itself

@@ -118,3 +118,26 @@ func TestObserveCallConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamErrorsInsideAnswer: a failed attempt whose upstream_status
+// is the 2xx it received (a cut, output that did not parse, an error
+// event inside the answer: round 26) is labelled by its reason, never
+// status="200", which reads as a success; an error answer by its status.
+func TestUpstreamErrorsInsideAnswer(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics()
+	m.ObserveCall(Call{Operation: "chat", Provider: "p", Model: "m", ErrorType: "Unavailable", Meta: &llmrelayv1.ResponseMeta{RetryReasons: []*llmrelayv1.RetryReason{
+		{Reason: "bad_response", UpstreamStatus: 200}, {Reason: "unavailable", UpstreamStatus: 200}, {Reason: "http_503", UpstreamStatus: 503},
+	}}})
+	got := map[string]float64{}
+	for _, mt := range gather(t, m)["llmrelay_upstream_errors_total"] {
+		for _, l := range mt.GetLabel() {
+			if l.GetName() == "status" {
+				got[l.GetValue()] = mt.GetCounter().GetValue()
+			}
+		}
+	}
+	if len(got) != 3 || got["bad_response"] != 1 || got["unavailable"] != 1 || got["503"] != 1 {
+		t.Errorf("upstream errors by status %v", got)
+	}
+}

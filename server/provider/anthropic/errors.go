@@ -381,7 +381,7 @@ func kindForErrorType(t string) provider.Kind {
 // eventError is the *provider.Error for an `error` event in a stream (or an
 // error body in a 200 response).
 func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.Error {
-	e := &provider.Error{Provider: providerName, RequestID: provider.HeaderValue(h, requestIDHeader), Meta: headerMeta(h)}
+	e := &provider.Error{Provider: providerName, RequestID: provider.HeaderValue(h, requestIDHeader), Meta: headerMeta(h), InAnswer: true}
 	if d == nil {
 		d = &wireErrorDetail{}
 	}

@@ -37,11 +37,17 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	if st := parseStatusBody(body); st != nil {
 		p.applyStatusMeta(e, st, provider.ResponseDate(resp.Header))
 	} else if msg := strings.TrimSpace(strings.TrimPrefix(string(body), "\uFEFF")); msg != "" && !provider.IsMarkup(body) {
-		if strings.HasPrefix(msg, "{") {
+		switch {
+		case strings.HasPrefix(msg, "{"):
 			// JSON of another shape (a gateway's in front of Gemini,
 			// {"message":"API rate limit exceeded"}): its words, not the
 			// JSON; none, the status's text.
 			msg = provider.ProxyMessage([]byte(msg))
+		case !provider.IsPlainText(body):
+			// Bytes that are not text (a body in a coding the gateway
+			// did not decode: Brotli, zstd), or a JSON array: not words,
+			// the status's text says it.
+			msg = ""
 		}
 		if msg != "" {
 			// Redacted before it is cut: a key cut at the limit would

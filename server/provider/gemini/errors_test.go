@@ -29,6 +29,15 @@ func TestHTTPErrorBodies(t *testing.T) {
 		{"expired key", 400, `{"error":{"code":400,"message":"API key expired. Please renew the API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_EXPIRED","domain":"googleapis.com"}]}}`,
 			provider.KindUnauthenticated, "API key expired", 0},
 		{"key echoed in text", 403, "key test-key rejected", provider.KindPermissionDenied, "key [REDACTED] rejected", 0},
+		// A body in a coding the gateway did not decode (gzip's magic
+		// and deflate bytes a proxy sent without its header): not
+		// words, the status's text (provider.IsPlainText; the bytes were
+		// the message).
+		{"compressed bytes", 503, "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x07\x00\x86\xa6\x10\x36\x05\x00\x00\x00", provider.KindUnavailable, "Service Unavailable", 0},
+		{"control bytes", 502, "\x00\x01upstream\x02", provider.KindUnavailable, "Bad Gateway", 0},
+		// Redacted before it is cut at 1024, past PlainTextMessage's 300:
+		// Gemini's order kept.
+		{"key past 300 bytes", 400, strings.Repeat("word ", 70) + "key=test-key rejected", provider.KindInvalidRequest, strings.Repeat("word ", 70) + "key=[REDACTED] rejected", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

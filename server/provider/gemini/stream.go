@@ -145,7 +145,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 				// What came before is delivered as a cut stream's is.
 				s.flushHeld()
 				s.closePending()
-				s.releaseEnd(false)
+				s.releaseEnd("")
 				s.pushGathered()
 				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
 				continue
@@ -162,7 +162,7 @@ func (s *stream) fail(err error) {
 	if !s.finished {
 		s.closePending()
 	}
-	s.releaseEnd(false)
+	s.releaseEnd("")
 	s.pushGathered()
 	switch {
 	case s.finished && errors.Is(err, provider.ErrIdleTimeout):
@@ -196,7 +196,7 @@ func (s *stream) fail(err error) {
 func (s *stream) emit(first int, items []item) {
 	idx := first
 	for _, it := range items {
-		s.releaseEnd(false) // something follows the held call: it was whole
+		s.releaseEnd("") // something follows the held call: it was whole
 		switch it.kind {
 		case itemText:
 			s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
@@ -276,18 +276,19 @@ func (s *stream) pushContinuation() {
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 
-// releaseEnd queues the held call end, if any; cut marks the call as cut
-// by the token limit, with a warning. A call the answer ended while it
-// was still being streamed (heldCut) ends cut whatever cut says.
-func (s *stream) releaseEnd(cut bool) {
+// releaseEnd queues the held call end, if any; cut (cutBy: the token
+// limit, a safety stop, a malformed call; "" for none) marks the call as
+// cut, with a warning. A call the answer ended while it was still being
+// streamed (heldCut) ends cut whatever cut says.
+func (s *stream) releaseEnd(cut string) {
 	ev := s.heldEnd
 	if ev == nil {
 		return
 	}
 	why := s.heldCut
 	s.heldEnd, s.heldCut = nil, ""
-	if why == "" && cut {
-		why = cutCallWarning(ev.ToolCall.CallID)
+	if why == "" && cut != "" {
+		why = cutCallWarning(ev.ToolCall.CallID, cut)
 	}
 	if why != "" {
 		ev.Kind = provider.EventToolCallCut
@@ -301,7 +302,7 @@ func (s *stream) handle(w *generateContentResponse) {
 	if w.Error != nil {
 		s.flushHeld()
 		s.closePending()
-		s.releaseEnd(false)
+		s.releaseEnd("")
 		s.pushGathered()
 		s.err = s.p.streamError(w.Error, s.date)
 		return
@@ -356,7 +357,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.pushUsageDetails(w.UsageMetadata)
 		s.flushHeld()
 		s.closePending()
-		s.releaseEnd(false)
+		s.releaseEnd("")
 		s.err = blockedError(w)
 		return
 	}
@@ -381,10 +382,10 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.emit(first, s.ans.convert(s.items[:0], parts, c.FinishReason != "", string(c.FinishReason), s.warn))
 	}
 	if c != nil && c.FinishReason != "" {
-		// A call last in an answer the token limit cut is the call being
-		// written when it hit: Gemini sends the arguments parsed so far
-		// (toResult's rule too).
-		s.releaseEnd(finishReason(string(c.FinishReason)) == llmrelayv1.FinishReason_FINISH_REASON_LENGTH)
+		// A call last in an answer the token limit or a safety stop cut
+		// is the call being written when it stopped: Gemini sends the
+		// arguments parsed so far (toResult's rule too).
+		s.releaseEnd(cutBy(string(c.FinishReason)))
 	}
 	if c != nil {
 		if present(c.SafetyRatings) {

@@ -55,7 +55,7 @@ func TestPartialArgsCutTools19(t *testing.T) {
 	}
 	found := false
 	for _, w := range f.meta.GetWarnings() {
-		found = found || w == cutCallWarning("t19-call-b")
+		found = found || w == cutCallWarning("t19-call-b", "the token limit")
 	}
 	if !found {
 		t.Errorf("warnings %q", f.meta.GetWarnings())

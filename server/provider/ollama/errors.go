@@ -138,10 +138,10 @@ func errorDetails(body []byte) (msg, code, param string) {
 		// limit exceeded"}): its words; none, the status's text.
 		return provider.ProxyMessage(body), "", ""
 	}
-	if provider.IsMarkup(body) {
-		return "", "", "" // a proxy's HTML page: the status says it
-	}
-	return plainText(body), "", ""
+	// A proxy's words (Envoy's "upstream connect error ..."); a markup
+	// page, or bytes that are not text (a body in a coding the gateway
+	// did not decode), leave the message to the status's text.
+	return provider.PlainTextMessage(body), "", ""
 }
 
 // errorValue decodes the value of an "error" field. ok is false when there

@@ -72,6 +72,13 @@ func TestErrorDetails(t *testing.T) {
 		{`{"error":{"detail":"x"}}`, `{"detail":"x"}`, "", ""},
 		{`{"error":42}`, "42", "", ""},
 		{"upstream connect error\n  or disconnect", "upstream connect error or disconnect", "", ""},
+		// A body in a coding the gateway did not decode (gzip bytes
+		// without their header), control bytes, markup: no words
+		// (provider.PlainTextMessage), the status's text; the bytes
+		// were the message.
+		{"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x07\x00", "", "", ""},
+		{"\x00\x01upstream\x02", "", "", ""},
+		{"<html><body>502 Bad Gateway</body></html>", "", "", ""},
 	}
 	for _, tc := range cases {
 		msg, code, param := errorDetails([]byte(tc.body))

@@ -246,9 +246,11 @@ func TestParseChatResponseShapes(t *testing.T) {
 		{"arguments not an object", `{"choices":[{"message":{"tool_calls":[{"id":"call_1","function":{"name":"f","arguments":"[1,2]"}}]}}]}`,
 			&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_1", Name: "f", Arguments: `[1,2]`}}}}},
 			llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, 0},
-		{"filtered call stays CONTENT_FILTER", `{"choices":[{"message":{"tool_calls":[{"id":"call_flt_4Qm2","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"content_filter"}]}`,
-			&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_flt_4Qm2", Name: "f", Arguments: `{}`, ArgumentsValid: true}}}}},
-			llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, 0},
+		// The filter stopped the generation in the call (round 26: a
+		// content_filter finish cuts the open call as length does).
+		{"filtered call is cut", `{"choices":[{"message":{"tool_calls":[{"id":"call_flt_4Qm2","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"content_filter"}]}`,
+			&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_flt_4Qm2", Name: "f", Arguments: `{}`}}}}},
+			llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, 1},
 		{"unknown content shape kept", `{"choices":[{"message":{"content":{"x":1}},"finish_reason":"eos"}]}`,
 			&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{text(`{"x":1}`)}}, llmrelayv1.FinishReason_FINISH_REASON_STOP, 1},
 		{"no choices", `{"id":"x","choices":[]}`, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}, llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, 1},

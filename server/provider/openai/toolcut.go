@@ -8,13 +8,21 @@ import (
 
 // cutBy says what stopped an answer mid-output, from its finish reason
 // ("" when the answer ended on its own): the token limit (length,
-// max_tokens). A tool call the answer stopped in has partial arguments
-// even when they parse (a cut after a complete value: `{"a":1}` of
-// `{"a":1,"b":2}`). A content_filter finish is not a cut: the filter
-// judges the output, and a call it let through whole ({}) stays valid.
+// max_tokens) or a content filter (content_filter, Z.ai's sensitive). A
+// tool call the answer stopped in has partial arguments even when they
+// parse (a cut after a complete value: `{"a":1}` of `{"a":1,"b":2}`): a
+// filter that stops the generation stops it where it is, a call being
+// written included, as the token limit does. Azure's asynchronous filter
+// blocking an answer after the model's own finish (stop, tool_calls: the
+// finish made content_filter by tellBlock, the model's kept in
+// provider_finish_reason) is no cut: the model finished its calls, and
+// the finish says the answer was blocked.
 func cutBy(finish string) string {
-	if mapFinishReason(finish) == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+	switch mapFinishReason(finish) {
+	case llmrelayv1.FinishReason_FINISH_REASON_LENGTH:
 		return "the token limit"
+	case llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER:
+		return "a content filter"
 	}
 	return ""
 }
@@ -78,8 +86,13 @@ func respCut(w *respResponse) string {
 	if w.Status != "incomplete" {
 		return ""
 	}
-	if w.IncompleteDetails != nil && w.IncompleteDetails.Reason == "max_output_tokens" {
-		return "the token limit"
+	if w.IncompleteDetails != nil {
+		switch w.IncompleteDetails.Reason {
+		case "max_output_tokens":
+			return "the token limit"
+		case "content_filter":
+			return "a content filter" // as a chat content_filter finish (cutBy)
+		}
 	}
 	return incompleteCut
 }
