@@ -96,6 +96,8 @@ type rareState struct {
 	filter map[string]json.RawMessage
 	// filterResult: the last content_filter_result (singular) reported.
 	filterResult string
+	// filterOffsets: the last content_filter_offsets reported.
+	filterOffsets string
 	// blocked: the first completion verdict that filtered something
 	// (filterVerdict's summary); blockTold: the finish reason last
 	// received was made content_filter; blockWarned: the warning was
@@ -121,7 +123,7 @@ type rareState struct {
 	seed, moderation string
 	// stats: the serving statistics last reported, by their place in
 	// ChunkExtras.serverStats.
-	stats [7]string
+	stats [numServerStats]string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
 	// oddUsage: the warnings already sent for usage fields that held no
@@ -591,8 +593,19 @@ func (s *chatStream) handle(data []byte) {
 			}
 		}
 		if sent(ch.ContentFilterResults) {
+			blockedBefore := s.rare != nil && s.rare.blocked != ""
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
 			s.noteBlock(ch.ContentFilterResults)
+			if !blockedBefore && s.rare.blocked != "" && sent(ch.ContentFilterOffsets) {
+				// The range of the answer the blocking verdict is for.
+				setExtendedJSON(meta, extContentFilterBlockedOffsets, ch.ContentFilterOffsets)
+			}
+		}
+		if sent(ch.ContentFilterOffsets) {
+			if r := s.rareOf(); string(ch.ContentFilterOffsets) != r.filterOffsets {
+				r.filterOffsets = string(ch.ContentFilterOffsets)
+				setExtendedJSON(meta, extContentFilterOffsets, ch.ContentFilterOffsets)
+			}
 		}
 		if sent(ch.Logprobs) {
 			s.rareOf().logprobs.merge(ch.Logprobs, meta)
