@@ -611,6 +611,8 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if b := queryCost(h); b != nil {
 		provider.SetExtended(meta, extSizeLimit, b)
 	}
+	dynamicWindows(meta, h)
+	rateLimitExtras(meta, h)
 	if v := strings.TrimSpace(h.Get("Openai-Processing-Ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			provider.SetExtended(meta, extProcessingMS, n)
