@@ -71,7 +71,7 @@ func TestRound26ModelUnavailableAcrossAdapters(t *testing.T) {
 		{"openai vertex compat", "provider/openai/testdata/vertex26_compat_err_400_publisher_model.http", oai, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED"},
 		{"anthropic bedrock", "provider/anthropic/testdata/bedrock26_error_403_model_access.http", anth, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED"},
 		{"deepseek", "provider/openai/testdata/dialect_deepseek_err_400_model_not_exist.http", oai, codes.NotFound, "MODEL_NOT_FOUND"},
-		{"openrouter tools", "provider/openai/testdata/openrouter26_err_404_no_endpoints_tool_use.http", oai, codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED"},
+		{"openrouter tools", "provider/openai/testdata/dialect_openrouter_err_404_no_tool_endpoints.http", oai, codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED"},
 		{"copilot web search", "provider/anthropic/testdata/copilot26_error_400_web_search_unsupported.http", anth, codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED"},
 	} {
 		srv := providertest.ReplayFile(t, tc.file)
