@@ -3,10 +3,12 @@ package provider
 import (
 	"math"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -318,4 +320,101 @@ func MergeMeta(dst, src *llmrelayv1.ResponseMeta) {
 		dst.RateLimit.Windows = nil
 	}
 	proto.Merge(dst, src)
+}
+
+// googlePeriodRE finds the window a Google quota id names:
+// "GenerateRequestsPerMinutePerProjectPerModel-FreeTier" (a minute),
+// "GenerateContentInputTokensPerModelPerDay-FreeTier" (a day); the word
+// after "Per" must end there (PerModel, PerProject are no windows).
+var googlePeriodRE = regexp.MustCompile(`Per(Second|Minute|Hour|Day)(?:[^a-z]|$)`)
+
+// googleMetricPeriodRE finds the window a Google quota metric names in
+// words ("generate_requests_per_model_per_day").
+var googleMetricPeriodRE = regexp.MustCompile(`_per_(second|minute|hour|day)(?:[^a-z]|$)`)
+
+// googleQuotaBudget is the budget a Google quota violation counts, from
+// its metric ("generativelanguage.googleapis.com/generate_content_free_tier_input_token_count":
+// input_tokens; "..._requests", "generate_requests_per_model": requests),
+// or from its id when the metric says none
+// ("GenerateContentInputTokensPerModelPerMinute"); "" for a quota of
+// another kind.
+func googleQuotaBudget(metric, id string) string {
+	for _, s := range [...]string{strings.ToLower(metric), strings.ToLower(id)} {
+		switch {
+		case strings.Contains(s, "input_token"), strings.Contains(s, "inputtoken"):
+			return "input_tokens"
+		case strings.Contains(s, "output_token"), strings.Contains(s, "outputtoken"):
+			return "output_tokens"
+		case strings.Contains(s, "token"):
+			return "tokens"
+		case strings.Contains(s, "request"):
+			return "requests"
+		}
+	}
+	return ""
+}
+
+// googleQuotaPeriod is the window a Google quota's id (or, naming none,
+// its metric) says: PerSecond, PerMinute, PerHour, PerDay (and "Daily",
+// which dailyQuota reads as a day too); nil when neither says one.
+func googleQuotaPeriod(metric, id string) *durationpb.Duration {
+	unit := ""
+	if m := googlePeriodRE.FindStringSubmatch(id); m != nil {
+		unit = strings.ToLower(m[1])
+	} else if strings.Contains(id, "Daily") {
+		unit = "day"
+	} else if m := googleMetricPeriodRE.FindStringSubmatch(strings.ToLower(metric)); m != nil {
+		unit = m[1]
+	}
+	if d, ok := windowNames[unit]; ok {
+		return durationpb.New(d)
+	}
+	return nil
+}
+
+// GoogleQuotaWindows adds to rl (nil: none yet) a window for each quota
+// violation of a Google RESOURCE_EXHAUSTED (the google.rpc.QuotaFailure
+// Gemini and Vertex AI send in the error's body, not in headers; or the
+// violation an ErrorInfo's metadata names): its budget from the metric
+// (requests, input_tokens, output_tokens, tokens), its period from the
+// quota id (PerMinute 1m, PerHour 1h, PerDay 24h), its limit the
+// quotaValue (absent when 0: proto3 JSON leaves a 0 out), nothing
+// remaining (a violation is a quota that was exceeded: google.rpc's
+// "a daily quota or a custom quota that was exceeded"), and its header
+// the quota id (the metric when there is none): the name the provider
+// gives the budget, in the body. The reset is now + retry (the
+// RetryInfo delay) for a window no shorter than the delay and shorter
+// than a day, unset for the others and without a delay: a delay of
+// seconds beside a spent per-day quota is the minute window's, not the
+// day's (Gemini's daily quotas reset at midnight Pacific time, its
+// rate-limits page says; the gemini adapter drops that delay anyway,
+// provider.ApplyGoogleDetails). Violations of
+// another kind (no budget read) are left to the error's quota
+// violations, where they are kept whole. It returns rl, nil when there
+// was none and no window was read.
+func GoogleQuotaWindows(rl *llmrelayv1.RateLimit, vs []*errdetails.QuotaFailure_Violation, now time.Time, retry time.Duration) *llmrelayv1.RateLimit {
+	for _, v := range vs {
+		budget := googleQuotaBudget(v.GetQuotaMetric(), v.GetQuotaId())
+		header := strings.ToValidUTF8(strings.TrimSpace(v.GetQuotaId()), "\uFFFD")
+		if header == "" {
+			header = strings.ToValidUTF8(strings.TrimSpace(v.GetQuotaMetric()), "\uFFFD")
+		}
+		if budget == "" || header == "" {
+			continue
+		}
+		if rl == nil {
+			rl = &llmrelayv1.RateLimit{}
+		}
+		w := Window(rl, budget, header)
+		w.Period = googleQuotaPeriod(v.GetQuotaMetric(), v.GetQuotaId())
+		if n := v.GetQuotaValue(); n > 0 {
+			w.Limit = &n
+		}
+		zero := int64(0)
+		w.Remaining = &zero
+		if d := w.GetPeriod().AsDuration(); retry > 0 && (w.Period == nil || (retry <= d && d < 24*time.Hour)) {
+			w.ResetTime = timestamppb.New(now.Add(retry))
+		}
+	}
+	return rl
 }

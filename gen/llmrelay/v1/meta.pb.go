@@ -550,7 +550,8 @@ func (x *Usage) GetCacheCreationInputTokens() int32 {
 }
 
 // RateLimit is the provider's rate-limit state after this call, from its
-// response headers. Unset fields were not reported.
+// response headers (Google's, which sends none: from the quota failure in
+// its error's body). Unset fields were not reported.
 type RateLimit struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	RequestsLimit     *int64                 `protobuf:"varint,1,opt,name=requests_limit,json=requestsLimit,proto3,oneof" json:"requests_limit,omitempty"`
@@ -693,7 +694,12 @@ type RateLimitWindow struct {
 	// and its pair, "anthropic-ratelimit-input-tokens",
 	// "anthropic-ratelimit-unified-5h", "x-ratelimit" for an unsuffixed
 	// x-ratelimit-{limit,remaining,reset}. Two windows of one budget and
-	// period (Anthropic's unified 7d and a per-model 7d) differ here.
+	// period (Anthropic's unified 7d and a per-model 7d) differ here. A
+	// budget reported in the error's body, not in headers (Google's
+	// google.rpc.QuotaFailure on a Gemini or Vertex AI 429, one window per
+	// violation, nothing remaining), is named by its quota id as sent
+	// ("GenerateRequestsPerMinutePerProjectPerModel-FreeTier"), or its
+	// quota metric when it has no id.
 	Header        string `protobuf:"bytes,8,opt,name=header,proto3" json:"header,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

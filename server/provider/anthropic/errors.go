@@ -23,6 +23,9 @@ import (
 // anthropic-ratelimit-* state, which a 429 carries for the throttled caller.
 func httpError(resp *http.Response) *provider.Error {
 	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
+	if e.RequestID == "" {
+		e.RequestID = headerRequestID(resp.Header) // Bedrock's, behind a relay
+	}
 	e.Meta = headerMeta(resp.Header)
 	if e.RetryAfter == 0 && e.HTTPStatus == http.StatusTooManyRequests {
 		e.RetryAfter = unifiedRejectedWait(resp.Header, e.Date)
@@ -381,7 +384,7 @@ func kindForErrorType(t string) provider.Kind {
 // eventError is the *provider.Error for an `error` event in a stream (or an
 // error body in a 200 response).
 func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.Error {
-	e := &provider.Error{Provider: providerName, RequestID: provider.HeaderValue(h, requestIDHeader), Meta: headerMeta(h), InAnswer: true}
+	e := &provider.Error{Provider: providerName, RequestID: headerRequestID(h), Meta: headerMeta(h), InAnswer: true}
 	if d == nil {
 		d = &wireErrorDetail{}
 	}

@@ -166,7 +166,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	defer resp.Body.Close()
 	raw, cut, rerr := provider.ReadBody(providerName, resp, maxBodySize)
 	if rerr != nil {
-		return nil, provider.AnswerFailed(rerr, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
+		return nil, provider.AnswerFailed(rerr, headerRequestID(resp.Header), headerMeta(resp.Header))
 	}
 	return answer(raw, cut, resp.Header, warnings, answerToolFor(req))
 }
@@ -177,7 +177,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 func answer(raw []byte, cut string, h http.Header, warnings []string, tool string) (*provider.Result, error) {
 	res, err := parseResponse(raw, h)
 	if err != nil {
-		return nil, provider.AnswerFailed(err, provider.HeaderValue(h, requestIDHeader), headerMeta(h))
+		return nil, provider.AnswerFailed(err, headerRequestID(h), headerMeta(h))
 	}
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	if cut != "" {

@@ -372,11 +372,57 @@ func sat(v int64) int64 {
 	return min(v, math.MaxInt32)
 }
 
-// headerMeta reads the response headers every answer has: request-id and
-// the anthropic-ratelimit-* headers.
+// headerRequestID is the answer's request id: Anthropic's request-id,
+// else x-amzn-RequestId, which Amazon Bedrock sends on every answer of
+// Claude's (its InvokeModel's, as boto3's response metadata records it:
+// "x-amzn-requestid", "x-amzn-bedrock-invocation-latency",
+// "x-amzn-bedrock-input-token-count", …) and a relay in front of Bedrock
+// passes on, and no request-id.
+func headerRequestID(h http.Header) string {
+	if v := provider.HeaderValue(h, requestIDHeader); v != "" {
+		return v
+	}
+	return provider.HeaderValue(h, "X-Amzn-Requestid")
+}
+
+// bedrockHeaderPrefix starts the headers Amazon Bedrock adds to a model's
+// answer: x-amzn-bedrock-invocation-latency (milliseconds),
+// -input-token-count, -output-token-count,
+// -cache-read-input-token-count, -cache-write-input-token-count (its
+// count of the call, which Claude's usage repeats) and
+// -performanceconfig-latency ("standard", "optimized").
+const bedrockHeaderPrefix = "X-Amzn-Bedrock-"
+
+// bedrockHeaders keeps each x-amzn-bedrock-* header of h in
+// meta.extended, as bedrock_<rest of the name, lower case, '-' as '_'>
+// (bedrock_invocation_latency, bedrock_input_token_count), an integer as
+// a number, anything else as sent.
+func bedrockHeaders(meta *llmrelayv1.ResponseMeta, h http.Header) {
+	for name, vs := range h {
+		rest, ok := strings.CutPrefix(http.CanonicalHeaderKey(name), bedrockHeaderPrefix)
+		if !ok || rest == "" || len(vs) == 0 {
+			continue
+		}
+		v := strings.TrimSpace(vs[0])
+		if v == "" {
+			continue
+		}
+		key := "bedrock_" + strings.ReplaceAll(strings.ToLower(rest), "-", "_")
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			provider.SetExtended(meta, key, n)
+			continue
+		}
+		provider.SetExtended(meta, key, strings.ToValidUTF8(v, "\uFFFD"))
+	}
+}
+
+// headerMeta reads the response headers every answer has: request-id (or
+// Bedrock's x-amzn-RequestId), the anthropic-ratelimit-* headers, and
+// Bedrock's x-amzn-bedrock-* ones.
 func headerMeta(h http.Header) *llmrelayv1.ResponseMeta {
 	meta := newMeta()
-	meta.ProviderRequestId = provider.HeaderValue(h, requestIDHeader)
+	meta.ProviderRequestId = headerRequestID(h)
+	bedrockHeaders(meta, h)
 	var rl llmrelayv1.RateLimit
 	found := false
 	setInt := func(name string, dst **int64) {

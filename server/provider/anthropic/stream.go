@@ -153,7 +153,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 			default:
 				s.err = provider.BodyReadError(providerName, err)
 			}
-			s.err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
+			s.err.RequestID = headerRequestID(s.header)
 			// The stream broke after the call's block stopped: the call
 			// was whole.
 			s.flushHeld()
@@ -164,7 +164,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 		}
 		if err := s.handle(string(ev.Type), ev.Data); err != nil {
 			if err.RequestID == "" {
-				err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
+				err.RequestID = headerRequestID(s.header)
 			}
 			s.flushHeld()
 			s.flushStartInputs()

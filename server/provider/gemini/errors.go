@@ -71,10 +71,14 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 // puts the rate-limit state its QuotaFailure reports into e.Meta, its
 // resets counted from now (the answer's Date): the one reading of an
 // error status, whether it came as an error answer or inside a 200
-// (a stream's chunk, a unary body), which left the rate limit out.
+// (a stream's chunk, a unary body), which left the rate limit out. Each
+// violation is a window of the rate limit (provider.GoogleQuotaWindows).
 func (p *Provider) applyStatusMeta(e *provider.Error, st *statusError, now time.Time) {
 	p.applyStatus(e, st)
-	if rl := quotaRateLimit(st, now, e.RetryAfter); rl != nil {
+	// The typed fields hold the first request and token quota; the
+	// windows every violation (provider.GoogleQuotaWindows).
+	rl := quotaRateLimit(st, now, e.RetryAfter)
+	if rl = provider.GoogleQuotaWindows(rl, e.Quota, now, e.RetryAfter); rl != nil {
 		if e.Meta == nil {
 			e.Meta = &llmrelayv1.ResponseMeta{}
 		}

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -21,8 +25,11 @@ func init() {
 // and RetryInfo "3s". One violation is a per-day quota
 // (GenerateRequestsPerDayPerProjectPerModel), so waiting 3 s does not
 // help: a rate-limited error, retry discouraged and no delay, the three
-// violations kept whole; no violation has a quotaValue, so no rate-limit
-// state is invented.
+// violations kept whole; no violation has a quotaValue, so the typed
+// rate-limit fields stay unset, but each violation is a window of the
+// rate limit: its budget (input_tokens, requests), its period from the
+// quota id, nothing remaining, no limit (none sent) and no reset (the
+// 3 s are no day's, and the retry delay is dropped for the day's quota).
 func TestW3CQuotaPerDay(t *testing.T) {
 	t.Parallel()
 	p, srv := replay(t, "real_maruel_gemini_exp_1206_quota_per_day")
@@ -36,8 +43,17 @@ func TestW3CQuotaPerDay(t *testing.T) {
 	}
 	const want = "You exceeded your current quota. Please migrate to Gemini 2.5 Pro Preview (models/gemini-2.5-pro-preview-03-25) for higher quota limits. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits."
 	if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != 429 || pe.Code != "RESOURCE_EXHAUSTED" || pe.Message != want ||
-		pe.ShouldRetry != provider.RetryDiscouraged || pe.RetryAfter != 0 || pe.Meta.GetRateLimit() != nil {
+		pe.ShouldRetry != provider.RetryDiscouraged || pe.RetryAfter != 0 {
 		t.Errorf("got %+v", pe)
+	}
+	zero := proto.Int64(0)
+	wantRL := &llmrelayv1.RateLimit{Windows: []*llmrelayv1.RateLimitWindow{
+		{Budget: "input_tokens", Header: "GenerateContentPaidTierInputTokensPerModelPerMinute", Period: durationpb.New(time.Minute), Remaining: zero},
+		{Budget: "requests", Header: "GenerateRequestsPerMinutePerProjectPerModel", Period: durationpb.New(time.Minute), Remaining: zero},
+		{Budget: "requests", Header: "GenerateRequestsPerDayPerProjectPerModel", Period: durationpb.New(24 * time.Hour), Remaining: zero},
+	}}
+	if got := pe.Meta.GetRateLimit(); !proto.Equal(got, wantRL) {
+		t.Errorf("rate limit %v, want %v", got, wantRL)
 	}
 	type violation struct{ metric, id, model string }
 	wantQ := []violation{

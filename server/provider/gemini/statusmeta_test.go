@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -31,6 +32,9 @@ func TestStatusInside200RateLimit(t *testing.T) {
 	want := &llmrelayv1.RateLimit{RequestsLimit: &requests, RequestsRemaining: &remaining}
 	// RetryInfo's 34s after the answer's Date.
 	want.RequestsResetTime = timestamppb.New(date.Add(34 * time.Second))
+	// The violation as a window: its quota id, a minute, exhausted.
+	want.Windows = []*llmrelayv1.RateLimitWindow{{Budget: "requests", Header: "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+		Period: durationpb.New(time.Minute), Limit: proto.Int64(10), Remaining: proto.Int64(0), ResetTime: want.RequestsResetTime}}
 
 	call := func(t *testing.T, r providertest.Recording, stream bool) *provider.Error {
 		t.Helper()
@@ -78,6 +82,11 @@ func TestStatusInside200RateLimit(t *testing.T) {
 		got := proto.Clone(pe.Meta.GetRateLimit()).(*llmrelayv1.RateLimit)
 		if got.GetRequestsResetTime() != nil {
 			got.RequestsResetTime = timestamppb.New(got.GetRequestsResetTime().AsTime().Truncate(time.Second))
+		}
+		for _, w := range got.GetWindows() {
+			if w.ResetTime != nil {
+				w.ResetTime = timestamppb.New(w.ResetTime.AsTime().Truncate(time.Second))
+			}
 		}
 		if !proto.Equal(got, want) {
 			t.Errorf("%s: rate limit %v, want %v", tc.name, pe.Meta.GetRateLimit(), want)

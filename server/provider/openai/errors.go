@@ -45,9 +45,17 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 	if rerr != nil && e.Err == nil {
 		e.Err = fmt.Errorf("reading error body: %w", rerr)
 	}
+	google := e.Meta.GetRateLimit() // a Google status's quota windows (googleStatusError)
 	e.Meta = p.errorMeta(resp.Header, model)
 	if e.Meta.RateLimit == nil {
 		e.Meta.RateLimit = routerRateLimit(raw, resp.Header)
+	}
+	if google != nil {
+		if e.Meta.RateLimit == nil {
+			e.Meta.RateLimit = google
+		} else {
+			e.Meta.RateLimit.Windows = append(e.Meta.RateLimit.Windows, google.Windows...)
+		}
 	}
 	paymentRequired(e)
 	capacityExceeded(e)
@@ -342,6 +350,12 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 			e.ShouldRetry = provider.RetryDiscouraged
 			e.RetryAfter = 0
 		}
+	}
+	// Each quota violation is a window of the rate limit, as the gemini
+	// adapter reads it: Google sends its quotas in the body, no header
+	// (httpError keeps them beside what the headers say).
+	if rl := provider.GoogleQuotaWindows(nil, e.Quota, provider.ResponseDate(resp.Header), e.RetryAfter); rl != nil {
+		e.Meta = &llmrelayv1.ResponseMeta{RateLimit: rl}
 	}
 	return e
 }

@@ -8,7 +8,10 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -63,6 +66,9 @@ func TestQuota17BillingHardLimit(t *testing.T) {
 // object at all (the message "Too Many Requests", no code, every detail
 // lost): now its message, status and details, as the gemini adapter reads
 // them.
+// quota17Date is the Date of TestQuota17GoogleStatus's answers.
+var quota17Date = time.Date(2025, 10, 14, 9, 12, 31, 0, time.UTC)
+
 func TestQuota17GoogleStatus(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -73,6 +79,7 @@ func TestQuota17GoogleStatus(t *testing.T) {
 		retry      time.Duration
 		quota      []*errdetails.QuotaFailure_Violation
 		help       []*errdetails.Help_Link
+		windows    []*llmrelayv1.RateLimitWindow // each violation a window (provider.GoogleQuotaWindows)
 	}{
 		// n4ze3m/page-assist#406: v1beta/openai/chat/completions, as quoted.
 		{name: "page-assist#406", status: 429, body: "[{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n]",
@@ -94,7 +101,9 @@ func TestQuota17GoogleStatus(t *testing.T) {
 			kind: provider.KindRateLimited, code: "RESOURCE_EXHAUSTED", msg: "You exceeded your current quota.", retry: 34 * time.Second,
 			quota: []*errdetails.QuotaFailure_Violation{{QuotaMetric: "generativelanguage.googleapis.com/generate_content_free_tier_requests",
 				QuotaId: "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", QuotaDimensions: map[string]string{"location": "global", "model": "gemini-2.5-flash"}, QuotaValue: 10}},
-			help: []*errdetails.Help_Link{{Description: "Learn more about Gemini API quotas", Url: "https://ai.google.dev/gemini-api/docs/rate-limits"}}},
+			help: []*errdetails.Help_Link{{Description: "Learn more about Gemini API quotas", Url: "https://ai.google.dev/gemini-api/docs/rate-limits"}},
+			windows: []*llmrelayv1.RateLimitWindow{{Budget: "requests", Header: "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", Period: durationpb.New(time.Minute),
+				Limit: proto.Int64(10), Remaining: proto.Int64(0), ResetTime: timestamppb.New(quota17Date.Add(34 * time.Second))}}},
 		// continuedev/continue#10290: Gemini's rejected key, a 400 whose
 		// ErrorInfo says API_KEY_INVALID, as an object (not in an array).
 		{name: "rejected key", status: 400, body: "{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"API key not valid. Please pass a valid API key.\",\n    \"status\": \"INVALID_ARGUMENT\",\n    \"details\": [\n      {\n        \"@type\": \"type.googleapis.com/google.rpc.ErrorInfo\",\n        \"reason\": \"API_KEY_INVALID\",\n        \"domain\": \"googleapis.com\",\n        \"metadata\": {\n          \"service\": \"generativelanguage.googleapis.com\"\n        }\n      },\n      {\n        \"@type\": \"type.googleapis.com/google.rpc.LocalizedMessage\",\n        \"locale\": \"en-US\",\n        \"message\": \"API key not valid. Please pass a valid API key.\"\n      }\n    ]\n  }\n}\n",
@@ -102,7 +111,8 @@ func TestQuota17GoogleStatus(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json; charset=UTF-8"}}, Body: []byte(tc.body)})
+			srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json; charset=UTF-8"},
+				"Date": {quota17Date.Format(http.TimeFormat)}}, Body: []byte(tc.body)})
 			_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("gemini-2.5-flash"))
 			pe := providerError(t, err)
 			if pe.Kind != tc.kind || pe.Code != tc.code || pe.Message != tc.msg || pe.RetryAfter != tc.retry || pe.HTTPStatus != tc.status {
@@ -119,6 +129,15 @@ func TestQuota17GoogleStatus(t *testing.T) {
 			for i := range tc.help {
 				if !proto.Equal(pe.Help[i], tc.help[i]) {
 					t.Errorf("help %v, want %v", pe.Help[i], tc.help[i])
+				}
+			}
+			if got := pe.Meta.GetRateLimit().GetWindows(); len(got) != len(tc.windows) {
+				t.Errorf("windows %v, want %v", got, tc.windows)
+			} else {
+				for i := range got {
+					if !proto.Equal(got[i], tc.windows[i]) {
+						t.Errorf("window %v, want %v", got[i], tc.windows[i])
+					}
 				}
 			}
 		})

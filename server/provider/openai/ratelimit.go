@@ -465,3 +465,127 @@ func anthropicRateLimit(h http.Header) *llmrelayv1.RateLimit {
 	}
 	return &rl
 }
+
+// The meta.extended keys of rate-limit headers that are no budget's
+// window (rateLimitExtras).
+const (
+	// extRateLimitUsed is Perplexity's x-ratelimit-used (the requests of
+	// the x-ratelimit window used: 1 beside a limit of 1 and 0 remaining,
+	// testdata/real_rubyllm_perplexity_sonar_citations.http), a number.
+	extRateLimitUsed = "rate_limit_used"
+	// extRateLimitKey is Azure's x-ratelimit-key (what its limits are
+	// counted for: the deployment's model, "gpt-5.2-chat",
+	// testdata/real_crew_azure_responses_call_with_tools.http), as sent.
+	extRateLimitKey = "rate_limit_key"
+	// extRateLimitAbusePenalty is Azure's x-ratelimit-abusepenalty-active
+	// ("False" on GitHub Models' and Azure's answers,
+	// testdata/real_oll_azure_chat_content_filtering_2.http): a boolean,
+	// or the value as sent when it is neither True nor False.
+	extRateLimitAbusePenalty = "rate_limit_abuse_penalty_active"
+	// extRateLimitDynamicScale is the x-ratelimit-dynamic-scale-{requests,tokens}
+	// pair Nebius sends behind Hugging Face's router ("1.00":
+	// testdata/real_maruel_hf_nebius_qwen3_think.http), {"requests": 1,
+	// "tokens": 1}: numbers, or a value as sent when it is none.
+	extRateLimitDynamicScale = "rate_limit_dynamic_scale"
+	// extRateLimitDynamic holds a x-ratelimit-dynamic-period-* header
+	// dynamicWindows could not read ({"period_usage_requests": "…"}), as
+	// sent.
+	extRateLimitDynamic = "rate_limit_dynamic"
+)
+
+// rateLimitExtras keeps in meta.extended the rate-limit headers that
+// describe no budget the windows hold: Perplexity's x-ratelimit-used,
+// Azure's x-ratelimit-key and x-ratelimit-abusepenalty-active, and the
+// scale Nebius applies to its limits (x-ratelimit-dynamic-scale-*).
+// They were dropped.
+func rateLimitExtras(meta *llmrelayv1.ResponseMeta, h http.Header) {
+	if v := strings.TrimSpace(h.Get("X-Ratelimit-Used")); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			provider.SetExtended(meta, extRateLimitUsed, n)
+		} else {
+			provider.SetExtended(meta, extRateLimitUsed, validUTF8(v))
+		}
+	}
+	if v := strings.TrimSpace(h.Get("X-Ratelimit-Key")); v != "" {
+		provider.SetExtended(meta, extRateLimitKey, validUTF8(v))
+	}
+	if v := strings.TrimSpace(h.Get("X-Ratelimit-Abusepenalty-Active")); v != "" {
+		switch {
+		case strings.EqualFold(v, "true"):
+			provider.SetExtended(meta, extRateLimitAbusePenalty, true)
+		case strings.EqualFold(v, "false"):
+			provider.SetExtended(meta, extRateLimitAbusePenalty, false)
+		default:
+			provider.SetExtended(meta, extRateLimitAbusePenalty, validUTF8(v))
+		}
+	}
+	scale := map[string]any{}
+	for _, b := range [...]string{"requests", "tokens"} {
+		v := strings.TrimSpace(h.Get("X-Ratelimit-Dynamic-Scale-" + b))
+		if v == "" {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			scale[b] = f
+		} else {
+			scale[b] = validUTF8(v)
+		}
+	}
+	if len(scale) > 0 {
+		provider.SetExtended(meta, extRateLimitDynamicScale, scale)
+	}
+}
+
+// dynamicWindows adds to rl (nil: none yet) the windows of the dynamic
+// period Nebius reports behind Hugging Face's router
+// (testdata/real_maruel_hf_nebius_qwen3_think.http):
+// x-ratelimit-dynamic-period-usage-{requests,tokens} ("0%": the share of
+// the period's budget used) and x-ratelimit-dynamic-period-remaining
+// ("899s": the time left in the period). Each usage is a window of its
+// budget, header x-ratelimit-dynamic-period-<budget>, its utilization the
+// percentage as a fraction, its reset the answer's Date plus the time
+// left; the period's length is not sent. A value of another form, and the
+// time left when there is no Date to count it from or no usage to give
+// it to, is kept in meta.extended (extRateLimitDynamic) instead.
+func dynamicWindows(meta *llmrelayv1.ResponseMeta, h http.Header) {
+	var unread map[string]any
+	remaining := strings.TrimSpace(h.Get("X-Ratelimit-Dynamic-Period-Remaining"))
+	var reset *timestamppb.Timestamp
+	if h.Get("Date") != "" {
+		// Counted from the answer's Date; without one (a cassette that
+		// dropped it) the time left is kept as sent.
+		reset = provider.ResetAfter(h, remaining)
+	}
+	used := false
+	for _, b := range [...]string{"requests", "tokens"} {
+		v := strings.TrimSpace(h.Get("X-Ratelimit-Dynamic-Period-Usage-" + b))
+		if v == "" {
+			continue
+		}
+		pct, ok := strings.CutSuffix(v, "%")
+		f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if !ok || err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			if unread == nil {
+				unread = map[string]any{}
+			}
+			unread["period_usage_"+b] = validUTF8(v)
+			continue
+		}
+		if meta.RateLimit == nil {
+			meta.RateLimit = &llmrelayv1.RateLimit{}
+		}
+		w := provider.Window(meta.RateLimit, b, "x-ratelimit-dynamic-period-"+b)
+		u := f / 100
+		w.Utilization, w.ResetTime = &u, reset
+		used = true
+	}
+	if remaining != "" && (reset == nil || !used) {
+		if unread == nil {
+			unread = map[string]any{}
+		}
+		unread["period_remaining"] = validUTF8(remaining)
+	}
+	if unread != nil {
+		provider.SetExtended(meta, extRateLimitDynamic, unread)
+	}
+}

@@ -74,6 +74,17 @@ const (
 	extToolUsage = "tool_usage"
 	// extTimeInfo is Cerebras's time_info object, as sent.
 	extTimeInfo = "time_info"
+	// extLatencyCheckpoint and extRouting are Azure OpenAI's
+	// latency_checkpoint (timings in milliseconds) and routing (the
+	// serving replica) objects of a stream's usage chunk, as sent.
+	extLatencyCheckpoint = "latency_checkpoint"
+	extRouting           = "routing"
+	// extContentFilterOffsets is the range of the answer ({check_offset,
+	// start_offset, end_offset}) Azure's latest content filter
+	// annotation is for, as sent; extContentFilterBlockedOffsets the
+	// range of the annotation whose verdict blocked the answer.
+	extContentFilterOffsets        = "content_filter_offsets"
+	extContentFilterBlockedOffsets = "content_filter_blocked_offsets"
 	// extTimings is llama.cpp's server timings object, as sent.
 	extTimings = "timings"
 	// extSeed is the sampling seed the server says it used (Together's
@@ -600,6 +611,8 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if b := queryCost(h); b != nil {
 		provider.SetExtended(meta, extSizeLimit, b)
 	}
+	dynamicWindows(meta, h)
+	rateLimitExtras(meta, h)
 	if v := strings.TrimSpace(h.Get("Openai-Processing-Ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			provider.SetExtended(meta, extProcessingMS, n)

@@ -55,8 +55,11 @@ func TestRound22MgbHFFractionalTokenBudget(t *testing.T) {
 // "reasoning_content": null): the reasoning, then "\n\nHello."; 18 in,
 // 251 out, stop; the router's x-request-id 3prrqNlrN2XKT_jQ, Nebius as
 // the upstream provider, 600/600 requests and 400000/400000 tokens
-// without resets (the router's x-ratelimit-dynamic-* headers have no
-// place in the contract). No bug.
+// without resets. Round 26: the x-ratelimit-dynamic-* headers were
+// dropped; now each period usage is a window (utilization 0, reset the
+// Date plus the 899 s left; the Date is the body's created, added to the
+// cassette's head, which had none) and the scale is
+// meta.extended["rate_limit_dynamic_scale"].
 func TestRound22MgbHFNebiusThink(t *testing.T) {
 	t.Parallel()
 	req := r22Ask("Qwen/Qwen3-4B", "")
@@ -80,5 +83,20 @@ func TestRound22MgbHFNebiusThink(t *testing.T) {
 	if rl.GetRequestsLimit() != 600 || rl.GetRequestsRemaining() != 600 || rl.GetTokensLimit() != 400000 || rl.GetTokensRemaining() != 400000 ||
 		rl.RequestsResetTime != nil || rl.TokensResetTime != nil {
 		t.Errorf("rate limit %v", rl)
+	}
+	reset := time.Unix(1755194869+899, 0)
+	for _, b := range []string{"requests", "tokens"} {
+		var w *llmrelayv1.RateLimitWindow
+		for _, x := range rl.GetWindows() {
+			if x.GetHeader() == "x-ratelimit-dynamic-period-"+b {
+				w = x
+			}
+		}
+		if w == nil || w.GetBudget() != b || w.Utilization == nil || w.GetUtilization() != 0 || !w.GetResetTime().AsTime().Equal(reset) || w.Limit != nil || w.Remaining != nil {
+			t.Errorf("%s dynamic window %v", b, w)
+		}
+	}
+	if got := m.GetExtended().GetFields()["rate_limit_dynamic_scale"].GetStructValue().AsMap(); got["requests"] != 1.0 || got["tokens"] != 1.0 {
+		t.Errorf("dynamic scale %v", got)
 	}
 }

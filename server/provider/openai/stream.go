@@ -96,6 +96,8 @@ type rareState struct {
 	filter map[string]json.RawMessage
 	// filterResult: the last content_filter_result (singular) reported.
 	filterResult string
+	// filterOffsets: the last content_filter_offsets reported.
+	filterOffsets string
 	// blocked: the first completion verdict that filtered something
 	// (filterVerdict's summary); blockTold: the finish reason last
 	// received was made content_filter; blockWarned: the warning was
@@ -121,7 +123,7 @@ type rareState struct {
 	seed, moderation string
 	// stats: the serving statistics last reported, by their place in
 	// ChunkExtras.serverStats.
-	stats [7]string
+	stats [numServerStats]string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
 	// oddUsage: the warnings already sent for usage fields that held no
@@ -536,19 +538,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 	}
 	if x := c.ChunkExtras; x != nil {
-		// Serving statistics (Cerebras's time_info, llama.cpp's timings,
-		// LM Studio's stats, model_info and runtime, Fireworks'
-		// perf_metrics), on the last chunk: each reported when it
-		// changes.
-		for i, f := range x.serverStats() {
-			if !isPresent(f.raw) {
-				continue
-			}
-			if r := s.rareOf(); string(f.raw) != r.stats[i] {
-				r.stats[i] = string(f.raw)
-				setExtendedJSON(meta, f.key, f.raw)
-			}
-		}
+		s.noteServerStats(x, meta)
 	}
 	if x := c.ChunkExtras; x != nil && x.XGroq != nil {
 		s.noteSeed(meta, x.XGroq.Seed)
@@ -590,9 +580,8 @@ func (s *chatStream) handle(data []byte) {
 				return
 			}
 		}
-		if sent(ch.ContentFilterResults) {
-			s.mergeContentFilter(ch.ContentFilterResults, meta)
-			s.noteBlock(ch.ContentFilterResults)
+		if sent(ch.ContentFilterResults) || sent(ch.ContentFilterOffsets) {
+			s.noteContentFilter(ch, meta)
 		}
 		if sent(ch.Logprobs) {
 			s.rareOf().logprobs.merge(ch.Logprobs, meta)
@@ -763,6 +752,51 @@ func (s *chatStream) tellBlock(m *llmrelayv1.ResponseMeta, newFinish bool) {
 	if !r.blockWarned {
 		r.blockWarned = true
 		m.Warnings = append(m.Warnings, fmt.Sprintf("Azure's content filter blocked the answer (filtered: %s) after it was streamed; the model finished %q", r.blocked, s.finish))
+	}
+}
+
+// noteServerStats reports the serving statistics of a chunk (Cerebras's
+// time_info, llama.cpp's timings, LM Studio's stats, model_info and
+// runtime, Fireworks' perf_metrics, Groq's usage_breakdown, Azure's
+// latency_checkpoint and routing), on the last chunk: each when it
+// changes. Not inlined: its locals would grow handle's frame, which every
+// stream's stack holds at its deepest (server's TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) noteServerStats(x *ChunkExtras, meta *llmrelayv1.ResponseMeta) {
+	for i, f := range x.serverStats() {
+		if !isPresent(f.raw) {
+			continue
+		}
+		if r := s.rareOf(); string(f.raw) != r.stats[i] {
+			r.stats[i] = string(f.raw)
+			setExtendedJSON(meta, f.key, f.raw)
+		}
+	}
+}
+
+// noteContentFilter reads a choice's Azure content filter annotation: its
+// verdicts (merged with the earlier ones, mergeContentFilter; a block
+// noted, noteBlock) and the range of the answer they are for
+// (content_filter_offsets: reported when it changes, and the blocking
+// verdict's range once). Not inlined, as noteServerStats.
+//
+//go:noinline
+func (s *chatStream) noteContentFilter(ch *chatChoice, meta *llmrelayv1.ResponseMeta) {
+	if sent(ch.ContentFilterResults) {
+		blockedBefore := s.rare != nil && s.rare.blocked != ""
+		s.mergeContentFilter(ch.ContentFilterResults, meta)
+		s.noteBlock(ch.ContentFilterResults)
+		if !blockedBefore && s.rare != nil && s.rare.blocked != "" && sent(ch.ContentFilterOffsets) {
+			// The range of the answer the blocking verdict is for.
+			setExtendedJSON(meta, extContentFilterBlockedOffsets, ch.ContentFilterOffsets)
+		}
+	}
+	if sent(ch.ContentFilterOffsets) {
+		if r := s.rareOf(); string(ch.ContentFilterOffsets) != r.filterOffsets {
+			r.filterOffsets = string(ch.ContentFilterOffsets)
+			setExtendedJSON(meta, extContentFilterOffsets, ch.ContentFilterOffsets)
+		}
 	}
 }
 

@@ -277,20 +277,31 @@ type ChunkExtras struct {
 	// null} for other models. Kept as sent in
 	// meta.extended["usage_breakdown"] when it names models.
 	UsageBreakdown json.RawMessage `json:"usage_breakdown"`
+	// LatencyCheckpoint and Routing are Azure OpenAI's, on a stream's
+	// usage chunk (testdata/real_svir_azure_async_flagged_stream.http):
+	// its timings in milliseconds (engine_ttft_ms, service_ttlt_ms,
+	// user_visible_ttft_ms, …) and the replica that served the call
+	// (serving_pipereplica); each kept as sent in meta.extended under its
+	// own name.
+	LatencyCheckpoint json.RawMessage `json:"latency_checkpoint"`
+	Routing           json.RawMessage `json:"routing"`
 }
 
 // serverStats are the timing and serving objects of ChunkExtras kept as
 // sent in meta.extended, by key.
-func (x *ChunkExtras) serverStats() [7]struct {
+func (x *ChunkExtras) serverStats() [numServerStats]struct {
 	key string
 	raw json.RawMessage
 } {
-	return [7]struct {
+	return [numServerStats]struct {
 		key string
 		raw json.RawMessage
 	}{{extTimeInfo, x.TimeInfo}, {extTimings, x.timingsRaw()}, {"stats", x.Stats}, {"model_info", x.ModelInfo}, {"runtime", x.Runtime}, {"perf_metrics", x.PerfMetrics},
-		{"usage_breakdown", x.usageBreakdownRaw()}}
+		{"usage_breakdown", x.usageBreakdownRaw()}, {extLatencyCheckpoint, x.LatencyCheckpoint}, {extRouting, x.Routing}}
 }
+
+// numServerStats is how many objects serverStats names.
+const numServerStats = 9
 
 // usageBreakdownRaw is usage_breakdown when its models are a list (Groq
 // sends {"models": null} beside every other model's answer), else nil.
@@ -415,6 +426,13 @@ type chatChoice struct {
 	// {"error": {"code": "content_filter_error", "message": "The contents
 	// are not filtered"}}.
 	ContentFilterResult json.RawMessage `json:"content_filter_result"`
+	// ContentFilterOffsets is the range of the answer an Azure
+	// annotation chunk's verdicts are for ({"check_offset":140,
+	// "start_offset":140,"end_offset":259}: the asynchronous filter's,
+	// testdata/real_svir_azure_async_flagged_stream.http); kept in
+	// meta.extended["content_filter_offsets"], and the blocking
+	// verdict's in ["content_filter_blocked_offsets"].
+	ContentFilterOffsets json.RawMessage `json:"content_filter_offsets"`
 	// Usage is Moonshot's: its streams send the usage inside the choice
 	// that carries the finish reason, with no top-level usage.
 	Usage *wireUsage `json:"usage"`
