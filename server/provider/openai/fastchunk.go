@@ -395,11 +395,12 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 // one the fast path does not read (prompt_filter_results and its older
 // name prompt_annotations, error, x_groq,
 // timings, base_resp, error_type, Perplexity's sources, the serving
-// statistics of Cerebras, LM Studio and Fireworks, Groq's usage_breakdown) goes to
+// statistics of Cerebras, LM Studio and Fireworks, Groq's usage_breakdown,
+// Venice's cost, Azure's latency_checkpoint) goes to
 // encoding/json.
 var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "prompt_annotations", "error", "x_groq", "timings",
 	"base_resp", "error_type", "citations", "search_results", "images", "related_questions", "time_info", "moderation",
-	"stats", "model_info", "runtime", "perf_metrics", "usage_breakdown"}
+	"stats", "model_info", "runtime", "perf_metrics", "usage_breakdown", "cost", "latency_checkpoint"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool

@@ -121,7 +121,7 @@ type rareState struct {
 	seed, moderation string
 	// stats: the serving statistics last reported, by their place in
 	// ChunkExtras.serverStats.
-	stats [7]string
+	stats [9]string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
 	// oddUsage: the warnings already sent for usage fields that held no

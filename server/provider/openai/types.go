@@ -277,19 +277,28 @@ type ChunkExtras struct {
 	// null} for other models. Kept as sent in
 	// meta.extended["usage_breakdown"] when it names models.
 	UsageBreakdown json.RawMessage `json:"usage_breakdown"`
+	// Cost is Venice's charge for the call ({"usd": …, "diem": …}), on a
+	// stream's usage chunk beside the usage object
+	// (testdata/real_venice_*_stream_*.http), and LatencyCheckpoint is
+	// Azure's timing object of the call (engine and service times to the
+	// first and last token, in ms: testdata/real_svir_azure_async_flagged_stream.http),
+	// on its last chunk; each kept as sent in meta.extended under its own
+	// name.
+	Cost              json.RawMessage `json:"cost"`
+	LatencyCheckpoint json.RawMessage `json:"latency_checkpoint"`
 }
 
 // serverStats are the timing and serving objects of ChunkExtras kept as
 // sent in meta.extended, by key.
-func (x *ChunkExtras) serverStats() [7]struct {
+func (x *ChunkExtras) serverStats() [9]struct {
 	key string
 	raw json.RawMessage
 } {
-	return [7]struct {
+	return [9]struct {
 		key string
 		raw json.RawMessage
 	}{{extTimeInfo, x.TimeInfo}, {extTimings, x.timingsRaw()}, {"stats", x.Stats}, {"model_info", x.ModelInfo}, {"runtime", x.Runtime}, {"perf_metrics", x.PerfMetrics},
-		{"usage_breakdown", x.usageBreakdownRaw()}}
+		{"usage_breakdown", x.usageBreakdownRaw()}, {"cost", x.Cost}, {"latency_checkpoint", x.LatencyCheckpoint}}
 }
 
 // usageBreakdownRaw is usage_breakdown when its models are a list (Groq

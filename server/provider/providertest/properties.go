@@ -62,6 +62,9 @@ type PropertyCheck struct {
 	// id, in the order the adapter reads them. When a recording has one,
 	// meta.provider_request_id is the first one present.
 	RequestIDHeaders []string
+	// IgnoredFields are the adapter's fields (IgnoredFields' paths) that
+	// the kept property does not ask to be kept, each with why.
+	IgnoredFields map[string]string
 	// Except are documented exceptions: file name → property → why. A
 	// listed file's violations of that property are not errors; an
 	// exception that no longer matches a violation is.
@@ -176,6 +179,8 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 		}
 		counts[PropText]++
 		checkText(said, res.Message, report)
+		counts[PropKept]++
+		counts["kept.fields"] += checkKept(w, said, res, c.IgnoredFields, report)
 		if said.Stream && said.Terminal {
 			if cut, mid, ok := cutBeforeTerminal(w, rec); ok {
 				counts["finish.cut"]++
@@ -283,7 +288,9 @@ func hasRateLimitHeaders(h http.Header) bool {
 
 func rateLimitHeader(k string) bool {
 	k = strings.ToLower(k)
-	return strings.HasPrefix(k, "x-ratelimit-") || strings.HasPrefix(k, "anthropic-ratelimit-")
+	// x-ratelimit-*, Mistral's x-ratelimitbysize-* and ratelimitbysize-*,
+	// the IETF draft's ratelimit-* and ratelimit, Anthropic's.
+	return strings.HasPrefix(k, "x-ratelimit") || strings.HasPrefix(k, "ratelimit") || strings.HasPrefix(k, "anthropic-ratelimit-")
 }
 
 // checkRateLimit: every count a recording's rate-limit headers send is in
@@ -666,6 +673,9 @@ type SaidAnswer struct {
 	Terminal bool
 	// Finish: the last finish reason the body sends.
 	Finish string
+	// events are the body's JSON objects (stream events, or the one
+	// object of a unary body).
+	events []map[string]any
 }
 
 // SaidUsage are the token counts a body reports, normalized as the
@@ -740,7 +750,7 @@ func Said(w Wire, rec Recording) (*SaidAnswer, bool) {
 	if len(events) == 0 {
 		return nil, false
 	}
-	s := &SaidAnswer{Stream: stream}
+	s := &SaidAnswer{Stream: stream, events: events}
 	var ok bool
 	switch w {
 	case WireChat:
