@@ -231,7 +231,40 @@ func (pc PropertyCounts) Log(t *testing.T) {
 
 func toolCalls(m *llmrelayv1.Message) []*llmrelayv1.ToolCall { return calls(m) }
 
+// RequestIDLike are headers that name a provider's request id, whichever
+// adapter reads them: a recording with one has a provider_request_id (one
+// of its request-id headers' values). Left out on purpose: edge and
+// tracing ids that name no request of the provider (cf-ray,
+// x-amz-cf-id, x-amzn-trace-id, x-vercel-id, Aliyun's eagleeye-traceid,
+// x-datadog-trace-id) and ids the body repeats (OpenRouter's
+// x-generation-id), as the testdata READMEs say.
+var RequestIDLike = []string{"x-request-id", "request-id", "x-amzn-requestid", "apim-request-id", "x-ds-trace-id",
+	"msh-request-id", "x-kong-request-id", "mistral-correlation-id", "inference-id", "nvcf-reqid", "x-github-request-id",
+	"x-baseten-request-id", "x-log-id", "x-inference-id"}
+
+// checkAnyRequestID: a recording with a request-id-like header has a
+// provider_request_id, the value of one of them (got: the answer's or
+// the error's id).
+func checkAnyRequestID(h http.Header, got string, report func(string, string, ...any)) {
+	var vals []string
+	for _, n := range RequestIDLike {
+		if v := strings.TrimSpace(h.Get(n)); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return
+	}
+	for _, v := range vals {
+		if got == v {
+			return
+		}
+	}
+	report(PropIDs, "provider_request_id %q, the recording's request-id headers say %q", got, vals)
+}
+
 func checkIDs(said *SaidAnswer, h http.Header, names []string, meta *llmrelayv1.ResponseMeta, rerr error, report func(string, string, ...any)) {
+	checkAnyRequestID(h, meta.GetProviderRequestId(), report)
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
 			if got := meta.GetProviderRequestId(); got != v {
@@ -257,6 +290,7 @@ func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, er
 	if !errors.As(err, &pe) {
 		return nil // an error status read as an answer is other tests' concern
 	}
+	checkAnyRequestID(h, pe.RequestID, report)
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
 			if pe.RequestID != v {
@@ -444,6 +478,22 @@ func checkUsage(want *SaidUsage, meta *llmrelayv1.ResponseMeta, report func(stri
 	}
 	if int64(got.GetTotalTokens()) < min(int64(got.GetInputTokens())+int64(got.GetOutputTokens()), 1<<31-1) {
 		report(PropUsage, "total_tokens %d below input %d + output %d", got.GetTotalTokens(), got.GetInputTokens(), got.GetOutputTokens())
+	}
+	// The provider's own total is the answer's where it is at least input
+	// + output (provider.UsageTotal): a total the body sends is never lost
+	// nor made up.
+	if t := want.Total; t != nil && *t > 0 {
+		sum := min(int64(got.GetInputTokens())+int64(got.GetOutputTokens()), 1<<31-1)
+		if w := max(min(*t, 1<<31-1), sum); int64(got.GetTotalTokens()) != w {
+			report(PropUsage, "total_tokens %d, the body's total is %d (input + output %d)", got.GetTotalTokens(), *t, sum)
+		}
+	}
+	// No count is negative.
+	for name, n := range map[string]int32{"input": got.GetInputTokens(), "output": got.GetOutputTokens(), "total": got.GetTotalTokens(),
+		"cached": got.GetCachedInputTokens(), "cache creation": got.GetCacheCreationInputTokens(), "reasoning": got.GetReasoningTokens()} {
+		if n < 0 {
+			report(PropUsage, "%s tokens %d are negative", name, n)
+		}
 	}
 }
 
@@ -682,6 +732,8 @@ type SaidAnswer struct {
 // contract's Usage (nil: not reported).
 type SaidUsage struct {
 	Input, Output, Cached, Reasoning, CacheCreation *int64
+	// Total: the body's own total (nil: none sent).
+	Total *int64
 }
 
 func (u *SaidUsage) zero() bool {
@@ -927,6 +979,7 @@ func chatUsage(u any) *SaidUsage {
 	if r := su.Reasoning; r != nil && su.Output != nil && *r > *su.Output {
 		su.Reasoning = su.Output // capped at the output they are part of, with a warning
 	}
+	su.Total = total
 	return su
 }
 
@@ -982,7 +1035,8 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 		}
 		if u, ok := at(r, "usage").(map[string]any); ok {
 			s.Usage = &SaidUsage{Input: num(u, "input_tokens"), Output: num(u, "output_tokens"),
-				Cached: num(u, "input_tokens_details", "cached_tokens"), Reasoning: num(u, "output_tokens_details", "reasoning_tokens")}
+				Cached: num(u, "input_tokens_details", "cached_tokens"), Reasoning: num(u, "output_tokens_details", "reasoning_tokens"),
+				Total: num(u, "total_tokens")}
 		}
 		if st := str(r, "status"); st == "incomplete" {
 			s.Finish = st
@@ -1209,7 +1263,7 @@ func (s *SaidAnswer) gemini(events []map[string]any) bool {
 				in = add(prompt, num(u, "toolUsePromptTokenCount"))
 			}
 			s.Usage = &SaidUsage{Input: in, Output: add(num(u, "candidatesTokenCount"), num(u, "thoughtsTokenCount")),
-				Cached: num(u, "cachedContentTokenCount"), Reasoning: num(u, "thoughtsTokenCount")}
+				Cached: num(u, "cachedContentTokenCount"), Reasoning: num(u, "thoughtsTokenCount"), Total: num(u, "totalTokenCount")}
 			if s.Usage.Output == nil && in == nil {
 				s.Usage = nil
 			}

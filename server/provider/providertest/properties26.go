@@ -21,9 +21,9 @@ const PropKept = "kept"
 // itself.
 var keptScopes = map[Wire][]string{
 	WireChat:      {"", "usage", "choices[]", "choices[].message", "choices[].delta"},
-	WireResponses: {"", "usage", "response", "response.usage"},
-	WireAnthropic: {"", "usage", "message", "message.usage", "delta"},
-	WireGemini:    {"", "usageMetadata", "candidates[]"},
+	WireResponses: {"", "usage", "response", "response.usage", "output[]", "response.output[]"},
+	WireAnthropic: {"", "usage", "message", "message.usage", "delta", "content[]", "content_block"},
+	WireGemini:    {"", "usageMetadata", "candidates[]", "candidates[].content.parts[]"},
 	WireOllama:    {"", "message"},
 }
 
@@ -73,17 +73,20 @@ var IgnoredFields = map[Wire]map[string]string{
 	WireResponses: responsesIgnored(),
 	WireAnthropic: anthropicIgnored(),
 	WireGemini: {
-		"candidates":                            "read per candidate",
-		"usageMetadata":                         "read per field",
-		"candidates[].index":                    "the candidate's place; the first is the answer",
-		"candidates[].content":                  "the text, toolcalls and text (reasoning) properties read the parts",
-		"candidates[].finishReason":             "the finish property",
-		"usageMetadata.promptTokenCount":        "the usage property",
-		"usageMetadata.candidatesTokenCount":    "the usage property (output: candidates + thoughts)",
-		"usageMetadata.thoughtsTokenCount":      "the usage property",
-		"usageMetadata.totalTokenCount":         "the usage property",
-		"usageMetadata.cachedContentTokenCount": "the usage property",
-		"usageMetadata.toolUsePromptTokenCount": "the usage property (input: prompt + tool use prompt)",
+		"candidates":                                "read per candidate",
+		"usageMetadata":                             "read per field",
+		"candidates[].index":                        "the candidate's place; the first is the answer",
+		"candidates[].content.parts[].text":         "the text property",
+		"candidates[].content.parts[].thought":      "the text property (reasoning: the part's text)",
+		"candidates[].content.parts[].functionCall": "the toolcalls property",
+		"candidates[].content":                      "the text, toolcalls and text (reasoning) properties read the parts",
+		"candidates[].finishReason":                 "the finish property",
+		"usageMetadata.promptTokenCount":            "the usage property",
+		"usageMetadata.candidatesTokenCount":        "the usage property (output: candidates + thoughts)",
+		"usageMetadata.thoughtsTokenCount":          "the usage property",
+		"usageMetadata.totalTokenCount":             "the usage property",
+		"usageMetadata.cachedContentTokenCount":     "the usage property",
+		"usageMetadata.toolUsePromptTokenCount":     "the usage property (input: prompt + tool use prompt)",
 	},
 	WireOllama: {
 		"message":            "read per field",
@@ -309,14 +312,39 @@ func responsesIgnored() map[string]string {
 		"max_output_tokens": "the request's max_output_tokens, echoed", "metadata": "the request's metadata, echoed",
 		"prompt_cache_key": "the request's prompt_cache_key, echoed", "prompt_cache_retention": "the request's prompt_cache_retention, echoed",
 		"safety_identifier": "the request's safety_identifier, echoed", "user": "the request's user, echoed",
-		"billing":              "who pays (billing.payer: developer): the account's, not the answer's",
-		"completed_at":         "the completion time in seconds",
+		"billing":      "who pays (billing.payer: developer): the account's, not the answer's",
+		"completed_at": "the completion time in seconds",
+		// An output item's fields.
+		"output[].type":        "the item's kind",
+		"output[].status":      "the item's status: the finish property reads the response's",
+		"output[].role":        "always assistant",
+		"output[].content":     "the text property",
+		"output[].summary":     "the text property (reasoning)",
+		"output[].arguments":   "the toolcalls property",
+		"output[].input":       "the toolcalls property (a custom tool's input)",
+		"output[].call_id":     "the toolcalls property",
+		"output[].name":        "the toolcalls property",
 		"prompt_cache_options": "the request's prompt_cache_options, echoed",
 		"usage.input_tokens":   "the usage property", "usage.output_tokens": "the usage property", "usage.total_tokens": "the usage property",
 	} {
 		m[k] = why
 		m["response."+k] = why
 	}
+	// Item ids: a message's and a reasoning item's are their parts'
+	// item_id; a function call's fc_ id is dropped, meaningless when
+	// nothing is stored (docs/decisions.md, "Stateless Responses API"),
+	// and so is the item_id some servers give it.
+	for _, k := range []string{"output[].id", "output[].item_id"} {
+		m[k] = "an item's id: kept as its parts' item_id, but a function call's (dropped: nothing is stored)"
+		m["response."+k] = m[k]
+	}
+	// A stream's final response repeats its items, some with a new
+	// encrypted_content or fingerprint: the one output_item.done gave is
+	// kept, the final one only signs an item still unsigned
+	// (docs/decisions.md, "Encrypted reasoning from response.completed
+	// too"). A unary answer's are checked.
+	m["response.output[].encrypted_content"] = "the final response's copy: output_item.done's is kept"
+	m["response.output[].fingerprint"] = "the final response's copy of a program item's fingerprint: output_item.done's is kept"
 	return m
 }
 
@@ -325,14 +353,26 @@ func responsesIgnored() map[string]string {
 // message).
 func anthropicIgnored() map[string]string {
 	m := map[string]string{
-		"index":                               "the block's place",
-		"content_block":                       "the text, toolcalls and text (reasoning) properties read the blocks",
-		"delta":                               "read per field",
-		"delta.type":                          "the delta's kind",
-		"delta.text":                          "the text property",
-		"delta.thinking":                      "the text property (reasoning)",
-		"delta.partial_json":                  "the toolcalls property",
-		"delta.stop_reason":                   "the finish property",
+		"index":              "the block's place",
+		"content_block":      "the text, toolcalls and text (reasoning) properties read the blocks",
+		"delta":              "read per field",
+		"delta.type":         "the delta's kind",
+		"delta.text":         "the text property",
+		"delta.thinking":     "the text property (reasoning)",
+		"delta.partial_json": "the toolcalls property",
+		"delta.stop_reason":  "the finish property",
+		// A content block's fields (content[] of a message, content_block of
+		// a stream's content_block_start).
+		"content[].type":                      "the block's kind",
+		"content[].text":                      "the text property",
+		"content[].thinking":                  "the text property (reasoning)",
+		"content[].input":                     "the toolcalls property",
+		"content[].name":                      "the toolcalls property",
+		"content_block.type":                  "the block's kind",
+		"content_block.text":                  "the text property (empty at the start)",
+		"content_block.thinking":              "the text property (empty at the start)",
+		"content_block.input":                 "the toolcalls property",
+		"content_block.name":                  "the toolcalls property",
 		"usage.output_tokens_details":         "the usage property (thinking_tokens: the reasoning, capped at the output with a warning)",
 		"message.usage.output_tokens_details": "the usage property (thinking_tokens)",
 	}
