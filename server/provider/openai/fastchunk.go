@@ -642,7 +642,7 @@ func (d *fastDecoder) flexInt(dst *flexInt) bool {
 	return ok
 }
 
-var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details", "thought_signature", "reasoning_text", "reasoning_opaque", "executed_tools", "annotations", "images", "audio", "provider_metadata"}
+var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details", "thought_signature", "reasoning_text", "reasoning_opaque", "executed_tools", "annotations", "images", "audio", "provider_metadata", "phase"}
 
 func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 	switch string(key) {

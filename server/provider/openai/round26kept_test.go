@@ -2,8 +2,11 @@ package openai
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -38,5 +41,64 @@ func TestRound26ChunkObjectsKept(t *testing.T) {
 				t.Errorf("meta.extended[%q] = %s, want %s", c.key, got, c.want)
 			}
 		})
+	}
+}
+
+// TestRound26ChatDeltaPhase: the Vercel AI Gateway's chat delta phase
+// ("commentary" on the text before a tool call) is the text's phase
+// (TextDelta.phase, Part.phase), as on the Responses API; a later delta
+// without one has none. It was dropped (the kept property).
+func TestRound26ChatDeltaPhase(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ file, text, phase string }{
+		{"real_vercelgw_chat_muse_tool_stream_1.http", "I'll look up the weather in Paris for you.", "commentary"},
+		{"real_vercelgw_chat_muse_tool_stream_2.http", "Paris is sunny.", ""},
+	} {
+		srv := providertest.ReplayFile(t, td(c.file))
+		s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), simpleRequest("gpt-4o-mini"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := provider.FoldStream(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts int
+		for _, p := range res.Message.GetParts() {
+			if p.GetText() == "" {
+				continue
+			}
+			texts++
+			if p.GetText() != c.text || p.GetPhase() != c.phase {
+				t.Errorf("%s: text part %q phase %q, want %q phase %q", c.file, p.GetText(), p.GetPhase(), c.text, c.phase)
+			}
+		}
+		if texts != 1 {
+			t.Errorf("%s: %d text parts, want 1: %v", c.file, texts, res.Message)
+		}
+	}
+}
+
+// TestRound26ChatMessagePhase: a unary chat message's phase (the same
+// gateway's key, on the message) is its text part's phase, as the
+// stream's delta.phase is; a think block's reasoning gets none.
+// Hand-built body with ids of its own, after
+// testdata/real_vercelgw_chat_muse_tool_stream_1.http's delta.
+func TestRound26ChatMessagePhase(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: []byte(`{"id":"gen_r26phaseunary01","object":"chat.completion","created":1791000000,"model":"meta/muse-spark-1.3",` +
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"<think>plan</think>Checking the weather.","phase":"commentary"},"finish_reason":"stop"}]}`)}
+	res, err := newTestProvider(t, kOpenAI, providertest.Replay(t, rec).URL).Generate(context.Background(), simpleRequest("gpt-4o-mini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range res.Message.GetParts() {
+		got = append(got, providertest.Answer(&llmrelayv1.Message{Parts: []*llmrelayv1.Part{p}})+" phase="+p.GetPhase())
+	}
+	want := []string{`reasoning "plan" phase=`, `text "Checking the weather." phase=commentary`}
+	if len(got) != len(want) || got[0][:len("reasoning")] != "reasoning" || got[1] != want[1] || !strings.HasSuffix(got[0], "phase=") {
+		t.Errorf("parts %q, want %q", got, want)
 	}
 }

@@ -127,6 +127,9 @@ type rareState struct {
 	// oddUsage: the warnings already sent for usage fields that held no
 	// count.
 	oddUsage []string
+	// phase is the text phase of the last content delta (the Vercel AI
+	// Gateway's delta.phase: "commentary"; Part.phase), its text events'.
+	phase string
 	// textJoin, reasonJoin and refusalJoin hold the high half of a
 	// surrogate pair a UTF-16 server cut off the end of a content,
 	// reasoning or refusal delta, for the next delta
@@ -1169,6 +1172,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if text != "" {
 		if !s.contentSeen {
 			s.prefill()
+		}
+		if d.Phase != "" || (s.rare != nil && s.rare.phase != "") {
+			s.rareOf().phase = validUTF8(d.Phase)
 		}
 		s.noteToolTokens(text, meta)
 		s.pushThink(s.think.Content(text))

@@ -445,6 +445,10 @@ type chatChoice struct {
 // respMessage is a response message or a stream delta.
 type respMessage struct {
 	Role string `json:"role"`
+	// Phase is the phase of the message's text (the Vercel AI Gateway's
+	// delta.phase, "commentary" for a preamble before a tool call:
+	// testdata/real_vercelgw_chat_muse_tool_stream_1.http): Part.phase.
+	Phase string `json:"phase"`
 	// ExecutedTools are the tools Groq's compound models ran themselves
 	// (web search, code execution): not client calls, reported only.
 	ExecutedTools json.RawMessage `json:"executed_tools"`
