@@ -80,13 +80,16 @@ type PropertyCounts map[string]int
 // independently of the adapter's parser) is what the answer says.
 //
 //   - ids: the provider's request id header is meta.provider_request_id,
-//     the body's response id meta.response_id;
+//     the body's response id meta.response_id; a recording with any
+//     request-id-like header (RequestIDLike) has one of their values as
+//     its id;
 //   - ratelimit: a recording with rate-limit headers has them in
 //     meta.rate_limit, with remaining ≤ limit and resets not before the
 //     answer's Date;
 //   - usage: the last token counts the body reports are meta.usage's,
 //     normalized as the contract says (input includes cached and cache
-//     writes, output includes reasoning);
+//     writes, output includes reasoning); the body's own total is the
+//     answer's where it is at least input + output; no count is negative;
 //   - finish: a stream without the terminal marker of its format is never
 //     an answer with a normal finish and no warning; a finish reason the
 //     body sends maps to a finish reason;
@@ -95,7 +98,13 @@ type PropertyCounts map[string]int
 //     byte; arguments_valid is whether they parse as a JSON object;
 //   - text: the answer's text is the body's text (deltas joined), and its
 //     reasoning the body's reasoning (compared without whitespace: the
-//     adapters separate summary parts).
+//     adapters separate summary parts);
+//   - kept: every field of a body's objects (top level, usage, choices,
+//     messages and deltas, candidates and parts, content blocks, output
+//     items: keptScopes) that says something is kept in the answer (one
+//     of its values is in the message or meta, meta.extended included),
+//     named by a warning, or listed with why (IgnoredFields per format,
+//     PropertyCheck.IgnoredFields per adapter).
 //
 // Every violation of every recording is reported.
 func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
