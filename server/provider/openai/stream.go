@@ -539,19 +539,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 	}
 	if x := c.ChunkExtras; x != nil {
-		// Serving statistics (Cerebras's time_info, llama.cpp's timings,
-		// LM Studio's stats, model_info and runtime, Fireworks'
-		// perf_metrics), on the last chunk: each reported when it
-		// changes.
-		for i, f := range x.serverStats() {
-			if !isPresent(f.raw) {
-				continue
-			}
-			if r := s.rareOf(); string(f.raw) != r.stats[i] {
-				r.stats[i] = string(f.raw)
-				setExtendedJSON(meta, f.key, f.raw)
-			}
-		}
+		s.noteServerStats(meta, x)
 	}
 	if x := c.ChunkExtras; x != nil && x.XGroq != nil {
 		s.noteSeed(meta, x.XGroq.Seed)
@@ -1816,6 +1804,27 @@ func (s *chatStream) flushText() {
 		s.pushThink(s.think.Content(t))
 		if n := len(s.order); n > 0 {
 			s.order[n-1].textAfter = true
+		}
+	}
+}
+
+// noteServerStats reports the serving statistics of a chunk (Cerebras's
+// time_info, llama.cpp's timings, LM Studio's stats, model_info and
+// runtime, Fireworks' perf_metrics, Groq's usage_breakdown, Venice's
+// cost, Azure's latency_checkpoint), on the last chunk: each when it
+// changes. Not inlined: the array of them stays out of the frame of
+// handle, which an idle stream's stack keeps (server's
+// TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) noteServerStats(meta *llmrelayv1.ResponseMeta, x *ChunkExtras) {
+	for i, f := range x.serverStats() {
+		if !isPresent(f.raw) {
+			continue
+		}
+		if r := s.rareOf(); string(f.raw) != r.stats[i] {
+			r.stats[i] = string(f.raw)
+			setExtendedJSON(meta, f.key, f.raw)
 		}
 	}
 }
