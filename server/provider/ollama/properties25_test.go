@@ -24,6 +24,12 @@ func TestRound25Properties(t *testing.T) {
 			return p
 		},
 		RequestIDHeaders: []string{requestIDHeader},
+		IgnoredFields: map[string]string{
+			// Found by the kept property (round 26), not kept: the line
+			// comes after the done line, where the stream ends; reading on
+			// would wait on a connection a proxy may hold open.
+			"signature": "a signing proxy's attestation line after the done line (real_tdx_llama3_stream_signed, tolak/tdx-llama3): not read",
+		},
 	})
 	counts.Log(t)
 }

@@ -396,11 +396,11 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 // name prompt_annotations, error, x_groq,
 // timings, base_resp, error_type, Perplexity's sources, the serving
 // statistics of Cerebras, LM Studio and Fireworks, Groq's usage_breakdown,
-// Azure's latency_checkpoint and routing) goes to
+// Venice's cost, Azure's latency_checkpoint and routing) goes to
 // encoding/json.
 var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "prompt_annotations", "error", "x_groq", "timings",
 	"base_resp", "error_type", "citations", "search_results", "images", "related_questions", "time_info", "moderation",
-	"stats", "model_info", "runtime", "perf_metrics", "usage_breakdown", "latency_checkpoint", "routing"}
+	"stats", "model_info", "runtime", "perf_metrics", "usage_breakdown", "latency_checkpoint", "routing", "cost"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool
@@ -642,7 +642,7 @@ func (d *fastDecoder) flexInt(dst *flexInt) bool {
 	return ok
 }
 
-var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details", "thought_signature", "reasoning_text", "reasoning_opaque", "executed_tools", "annotations", "images", "audio", "provider_metadata"}
+var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details", "thought_signature", "reasoning_text", "reasoning_opaque", "executed_tools", "annotations", "images", "audio", "provider_metadata", "phase"}
 
 func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 	switch string(key) {

@@ -227,7 +227,16 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 				meta.Warnings = append(meta.Warnings, warnDeepSeekToolText)
 			}
 			text = prefilledThink(w.Model, text, len(pieces) > 0)
-			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
+			textParts := provider.ThinkPartsDialect(text, p.think)
+			if m.Phase != "" {
+				// The message's phase (the Vercel AI Gateway's): its text's.
+				for _, tp := range textParts {
+					if _, ok := tp.GetKind().(*llmrelayv1.Part_Text); ok {
+						tp.Phase = validUTF8(m.Phase)
+					}
+				}
+			}
+			msg.Parts = append(msg.Parts, textParts...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
 			}

@@ -129,6 +129,9 @@ type rareState struct {
 	// oddUsage: the warnings already sent for usage fields that held no
 	// count.
 	oddUsage []string
+	// phase is the text phase of the last content delta (the Vercel AI
+	// Gateway's delta.phase: "commentary"; Part.phase), its text events'.
+	phase string
 	// textJoin, reasonJoin and refusalJoin hold the high half of a
 	// surrogate pair a UTF-16 server cut off the end of a content,
 	// reasoning or refusal delta, for the next delta
@@ -757,8 +760,8 @@ func (s *chatStream) tellBlock(m *llmrelayv1.ResponseMeta, newFinish bool) {
 
 // noteServerStats reports the serving statistics of a chunk (Cerebras's
 // time_info, llama.cpp's timings, LM Studio's stats, model_info and
-// runtime, Fireworks' perf_metrics, Groq's usage_breakdown, Azure's
-// latency_checkpoint and routing), on the last chunk: each when it
+// runtime, Fireworks' perf_metrics, Groq's usage_breakdown, Venice's
+// cost, Azure's latency_checkpoint and routing), on the last chunk: each when it
 // changes. Not inlined: its locals would grow handle's frame, which every
 // stream's stack holds at its deepest (server's TestIdleStreamStack).
 //
@@ -1203,6 +1206,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if text != "" {
 		if !s.contentSeen {
 			s.prefill()
+		}
+		if d.Phase != "" || (s.rare != nil && s.rare.phase != "") {
+			s.rareOf().phase = validUTF8(d.Phase)
 		}
 		s.noteToolTokens(text, meta)
 		s.pushThink(s.think.Content(text))

@@ -8,8 +8,16 @@ func (s *chatStream) pushThink(reasoning, text string) {
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Text: reasoning}})
 	}
 	if text != "" {
-		s.push(&provider.Event{Kind: provider.EventText, Text: text})
+		s.push(&provider.Event{Kind: provider.EventText, Text: text, Phase: s.textPhase()})
 	}
+}
+
+// textPhase is the phase of the content deltas' text (rareState.phase).
+func (s *chatStream) textPhase() string {
+	if s.rare == nil {
+		return ""
+	}
+	return s.rare.phase
 }
 
 // flushThink releases what the think splitter holds, a prefilled block
@@ -20,7 +28,7 @@ func (s *chatStream) pushThink(reasoning, text string) {
 //go:noinline
 func (s *chatStream) flushThink() {
 	if t := s.think.FlushPrefilled(); t != "" {
-		s.push(&provider.Event{Kind: provider.EventText, Text: t})
+		s.push(&provider.Event{Kind: provider.EventText, Text: t, Phase: s.textPhase()})
 	}
 	s.pushThink(s.think.Flush())
 }

@@ -285,6 +285,11 @@ type ChunkExtras struct {
 	// own name.
 	LatencyCheckpoint json.RawMessage `json:"latency_checkpoint"`
 	Routing           json.RawMessage `json:"routing"`
+	// Cost is Venice's charge for the call ({"usd": …, "diem": …}), on a
+	// stream's usage chunk beside the usage object
+	// (testdata/real_venice_*_stream_*.http), kept as sent in
+	// meta.extended["cost"].
+	Cost json.RawMessage `json:"cost"`
 }
 
 // serverStats are the timing and serving objects of ChunkExtras kept as
@@ -297,11 +302,11 @@ func (x *ChunkExtras) serverStats() [numServerStats]struct {
 		key string
 		raw json.RawMessage
 	}{{extTimeInfo, x.TimeInfo}, {extTimings, x.timingsRaw()}, {"stats", x.Stats}, {"model_info", x.ModelInfo}, {"runtime", x.Runtime}, {"perf_metrics", x.PerfMetrics},
-		{"usage_breakdown", x.usageBreakdownRaw()}, {extLatencyCheckpoint, x.LatencyCheckpoint}, {extRouting, x.Routing}}
+		{"usage_breakdown", x.usageBreakdownRaw()}, {extLatencyCheckpoint, x.LatencyCheckpoint}, {extRouting, x.Routing}, {"cost", x.Cost}}
 }
 
 // numServerStats is how many objects serverStats names.
-const numServerStats = 9
+const numServerStats = 10
 
 // usageBreakdownRaw is usage_breakdown when its models are a list (Groq
 // sends {"models": null} beside every other model's answer), else nil.
@@ -454,6 +459,10 @@ type chatChoice struct {
 // respMessage is a response message or a stream delta.
 type respMessage struct {
 	Role string `json:"role"`
+	// Phase is the phase of the message's text (the Vercel AI Gateway's
+	// delta.phase, "commentary" for a preamble before a tool call:
+	// testdata/real_vercelgw_chat_muse_tool_stream_1.http): Part.phase.
+	Phase string `json:"phase"`
 	// ExecutedTools are the tools Groq's compound models ran themselves
 	// (web search, code execution): not client calls, reported only.
 	ExecutedTools json.RawMessage `json:"executed_tools"`

@@ -62,6 +62,9 @@ type PropertyCheck struct {
 	// id, in the order the adapter reads them. When a recording has one,
 	// meta.provider_request_id is the first one present.
 	RequestIDHeaders []string
+	// IgnoredFields are the adapter's fields (IgnoredFields' paths) that
+	// the kept property does not ask to be kept, each with why.
+	IgnoredFields map[string]string
 	// Except are documented exceptions: file name → property → why. A
 	// listed file's violations of that property are not errors; an
 	// exception that no longer matches a violation is.
@@ -77,13 +80,16 @@ type PropertyCounts map[string]int
 // independently of the adapter's parser) is what the answer says.
 //
 //   - ids: the provider's request id header is meta.provider_request_id,
-//     the body's response id meta.response_id;
+//     the body's response id meta.response_id; a recording with any
+//     request-id-like header (RequestIDLike) has one of their values as
+//     its id;
 //   - ratelimit: a recording with rate-limit headers has them in
 //     meta.rate_limit, with remaining ≤ limit and resets not before the
 //     answer's Date;
 //   - usage: the last token counts the body reports are meta.usage's,
 //     normalized as the contract says (input includes cached and cache
-//     writes, output includes reasoning);
+//     writes, output includes reasoning); the body's own total is the
+//     answer's where it is at least input + output; no count is negative;
 //   - finish: a stream without the terminal marker of its format is never
 //     an answer with a normal finish and no warning; a finish reason the
 //     body sends maps to a finish reason;
@@ -92,7 +98,13 @@ type PropertyCounts map[string]int
 //     byte; arguments_valid is whether they parse as a JSON object;
 //   - text: the answer's text is the body's text (deltas joined), and its
 //     reasoning the body's reasoning (compared without whitespace: the
-//     adapters separate summary parts).
+//     adapters separate summary parts);
+//   - kept: every field of a body's objects (top level, usage, choices,
+//     messages and deltas, candidates and parts, content blocks, output
+//     items: keptScopes) that says something is kept in the answer (one
+//     of its values is in the message or meta, meta.extended included),
+//     named by a warning, or listed with why (IgnoredFields per format,
+//     PropertyCheck.IgnoredFields per adapter).
 //
 // Every violation of every recording is reported.
 func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
@@ -176,6 +188,8 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 		}
 		counts[PropText]++
 		checkText(said, res.Message, report)
+		counts[PropKept]++
+		counts["kept.fields"] += checkKept(w, said, res, c.IgnoredFields, report)
 		if said.Stream && said.Terminal {
 			if cut, mid, ok := cutBeforeTerminal(w, rec); ok {
 				counts["finish.cut"]++
@@ -226,7 +240,40 @@ func (pc PropertyCounts) Log(t *testing.T) {
 
 func toolCalls(m *llmrelayv1.Message) []*llmrelayv1.ToolCall { return calls(m) }
 
+// RequestIDLike are headers that name a provider's request id, whichever
+// adapter reads them: a recording with one has a provider_request_id (one
+// of its request-id headers' values). Left out on purpose: edge and
+// tracing ids that name no request of the provider (cf-ray,
+// x-amz-cf-id, x-amzn-trace-id, x-vercel-id, Aliyun's eagleeye-traceid,
+// x-datadog-trace-id) and ids the body repeats (OpenRouter's
+// x-generation-id), as the testdata READMEs say.
+var RequestIDLike = []string{"x-request-id", "request-id", "x-amzn-requestid", "apim-request-id", "x-ds-trace-id",
+	"msh-request-id", "x-kong-request-id", "mistral-correlation-id", "inference-id", "nvcf-reqid", "x-github-request-id",
+	"x-baseten-request-id", "x-log-id", "x-inference-id"}
+
+// checkAnyRequestID: a recording with a request-id-like header has a
+// provider_request_id, the value of one of them (got: the answer's or
+// the error's id).
+func checkAnyRequestID(h http.Header, got string, report func(string, string, ...any)) {
+	var vals []string
+	for _, n := range RequestIDLike {
+		if v := strings.TrimSpace(h.Get(n)); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return
+	}
+	for _, v := range vals {
+		if got == v {
+			return
+		}
+	}
+	report(PropIDs, "provider_request_id %q, the recording's request-id headers say %q", got, vals)
+}
+
 func checkIDs(said *SaidAnswer, h http.Header, names []string, meta *llmrelayv1.ResponseMeta, rerr error, report func(string, string, ...any)) {
+	checkAnyRequestID(h, meta.GetProviderRequestId(), report)
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
 			if got := meta.GetProviderRequestId(); got != v {
@@ -252,6 +299,7 @@ func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, er
 	if !errors.As(err, &pe) {
 		return nil // an error status read as an answer is other tests' concern
 	}
+	checkAnyRequestID(h, pe.RequestID, report)
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
 			if pe.RequestID != v {
@@ -283,7 +331,9 @@ func hasRateLimitHeaders(h http.Header) bool {
 
 func rateLimitHeader(k string) bool {
 	k = strings.ToLower(k)
-	return strings.HasPrefix(k, "x-ratelimit-") || strings.HasPrefix(k, "anthropic-ratelimit-")
+	// x-ratelimit-*, Mistral's x-ratelimitbysize-* and ratelimitbysize-*,
+	// the IETF draft's ratelimit-* and ratelimit, Anthropic's.
+	return strings.HasPrefix(k, "x-ratelimit") || strings.HasPrefix(k, "ratelimit") || strings.HasPrefix(k, "anthropic-ratelimit-")
 }
 
 // checkRateLimit: every count a recording's rate-limit headers send is in
@@ -437,6 +487,22 @@ func checkUsage(want *SaidUsage, meta *llmrelayv1.ResponseMeta, report func(stri
 	}
 	if int64(got.GetTotalTokens()) < min(int64(got.GetInputTokens())+int64(got.GetOutputTokens()), 1<<31-1) {
 		report(PropUsage, "total_tokens %d below input %d + output %d", got.GetTotalTokens(), got.GetInputTokens(), got.GetOutputTokens())
+	}
+	// The provider's own total is the answer's where it is at least input
+	// + output (provider.UsageTotal): a total the body sends is never lost
+	// nor made up.
+	if t := want.Total; t != nil && *t > 0 {
+		sum := min(int64(got.GetInputTokens())+int64(got.GetOutputTokens()), 1<<31-1)
+		if w := max(min(*t, 1<<31-1), sum); int64(got.GetTotalTokens()) != w {
+			report(PropUsage, "total_tokens %d, the body's total is %d (input + output %d)", got.GetTotalTokens(), *t, sum)
+		}
+	}
+	// No count is negative.
+	for name, n := range map[string]int32{"input": got.GetInputTokens(), "output": got.GetOutputTokens(), "total": got.GetTotalTokens(),
+		"cached": got.GetCachedInputTokens(), "cache creation": got.GetCacheCreationInputTokens(), "reasoning": got.GetReasoningTokens()} {
+		if n < 0 {
+			report(PropUsage, "%s tokens %d are negative", name, n)
+		}
 	}
 }
 
@@ -666,12 +732,17 @@ type SaidAnswer struct {
 	Terminal bool
 	// Finish: the last finish reason the body sends.
 	Finish string
+	// events are the body's JSON objects (stream events, or the one
+	// object of a unary body).
+	events []map[string]any
 }
 
 // SaidUsage are the token counts a body reports, normalized as the
 // contract's Usage (nil: not reported).
 type SaidUsage struct {
 	Input, Output, Cached, Reasoning, CacheCreation *int64
+	// Total: the body's own total (nil: none sent).
+	Total *int64
 }
 
 func (u *SaidUsage) zero() bool {
@@ -740,7 +811,7 @@ func Said(w Wire, rec Recording) (*SaidAnswer, bool) {
 	if len(events) == 0 {
 		return nil, false
 	}
-	s := &SaidAnswer{Stream: stream}
+	s := &SaidAnswer{Stream: stream, events: events}
 	var ok bool
 	switch w {
 	case WireChat:
@@ -917,6 +988,7 @@ func chatUsage(u any) *SaidUsage {
 	if r := su.Reasoning; r != nil && su.Output != nil && *r > *su.Output {
 		su.Reasoning = su.Output // capped at the output they are part of, with a warning
 	}
+	su.Total = total
 	return su
 }
 
@@ -972,7 +1044,8 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 		}
 		if u, ok := at(r, "usage").(map[string]any); ok {
 			s.Usage = &SaidUsage{Input: num(u, "input_tokens"), Output: num(u, "output_tokens"),
-				Cached: num(u, "input_tokens_details", "cached_tokens"), Reasoning: num(u, "output_tokens_details", "reasoning_tokens")}
+				Cached: num(u, "input_tokens_details", "cached_tokens"), Reasoning: num(u, "output_tokens_details", "reasoning_tokens"),
+				Total: num(u, "total_tokens")}
 		}
 		if st := str(r, "status"); st == "incomplete" {
 			s.Finish = st
@@ -1199,7 +1272,7 @@ func (s *SaidAnswer) gemini(events []map[string]any) bool {
 				in = add(prompt, num(u, "toolUsePromptTokenCount"))
 			}
 			s.Usage = &SaidUsage{Input: in, Output: add(num(u, "candidatesTokenCount"), num(u, "thoughtsTokenCount")),
-				Cached: num(u, "cachedContentTokenCount"), Reasoning: num(u, "thoughtsTokenCount")}
+				Cached: num(u, "cachedContentTokenCount"), Reasoning: num(u, "thoughtsTokenCount"), Total: num(u, "totalTokenCount")}
 			if s.Usage.Output == nil && in == nil {
 				s.Usage = nil
 			}
