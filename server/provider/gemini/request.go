@@ -881,6 +881,8 @@ func jsonRefs(doc json.RawMessage) []string {
 					if s, ok := sub.(string); ok {
 						refs = append(refs, s)
 					} else {
+						// A value json.Unmarshal made (a map, list,
+						// number, bool or null) always marshals.
 						b, _ := json.Marshal(sub)
 						refs = append(refs, string(b))
 					}

@@ -894,6 +894,8 @@ func float32Values(raw json.RawMessage) ([]float32, error) {
 		}
 		f, err := strconv.ParseFloat(string(num), 32)
 		if err != nil {
+			// Out of float32's range: said as its float64 (±Inf past
+			// float64's too, which is what ParseFloat returns then).
 			wide, _ := strconv.ParseFloat(string(num), 64)
 			return nil, fmt.Errorf("value %d (%g) is not a float32", j, wide)
 		}
