@@ -141,6 +141,11 @@ func checkShape(source string, n *yaml.Node, t reflect.Type, path string) []erro
 			defer prune(n)
 			return []error{at(n, "want %s, got %q", scalarWords(t), n.Value)}
 		}
+		if scalarWords(t) == "an integer" && n.ShortTag() == "!!float" {
+			// yaml.v3 decodes 2.5 into an integer as 2, without a word.
+			defer prune(n)
+			return []error{at(n, "want %s, got %q", scalarWords(t), n.Value)}
+		}
 		return nil
 	}
 }
