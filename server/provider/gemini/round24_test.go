@@ -45,27 +45,7 @@ func TestRound24VertexContextLength(t *testing.T) {
 			t.Errorf("%s: got kind %v, status %d, code %q, message %q", what, pe.Kind, pe.HTTPStatus, pe.Code, pe.Message)
 		}
 	}
-	p, _ := replay(t, "vertex24_error_context_length")
-	_, err := p.Generate(context.Background(), generateCases(t)["plain"])
-	check(t, "unary", err, 400)
-	_, err = p.Stream(context.Background(), generateCases(t)["plain"])
-	check(t, "stream", err, 400)
-
-	// The same status as a stream's error event (a 200 answer).
-	rec := providertest.Load(t, "testdata/vertex24_error_context_length.http")
-	_, body, _ := strings.Cut(string(rec.Body), "\n")
-	event := "data: {" + strings.Join(strings.Fields(strings.TrimSpace(body)), " ") + "\r\n\r\n"
-	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(event)})
-	p2, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := p2.Stream(context.Background(), generateCases(t)["plain"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, end := drain(t, s)
-	check(t, "stream event", end, 0)
+	vertexErrorEveryWay(t, "vertex24_error_context_length", check)
 }
 
 // TestRound24ContextLengthWordings: the refusals of a prompt over the
@@ -154,4 +134,32 @@ func TestRound24GemmaSystemAsUserTurn(t *testing.T) {
 			t.Errorf("noSystemInstruction(%q) = %v, want %v", model, got, want)
 		}
 	}
+}
+
+// vertexErrorEveryWay replays a Vertex error answer (testdata/<name>.http,
+// a 400) to a unary call and a stream, then sends its Status as a 200
+// stream's error event, and checks each error with the HTTP status it
+// should carry (400, then 0 inside the stream).
+func vertexErrorEveryWay(t *testing.T, name string, check func(t *testing.T, what string, err error, status int)) {
+	t.Helper()
+	p, _ := replay(t, name)
+	_, err := p.Generate(context.Background(), generateCases(t)["plain"])
+	check(t, "unary", err, 400)
+	_, err = p.Stream(context.Background(), generateCases(t)["plain"])
+	check(t, "stream", err, 400)
+
+	rec := providertest.Load(t, "testdata/"+name+".http")
+	_, body, _ := strings.Cut(string(rec.Body), "\n")
+	event := "data: {" + strings.Join(strings.Fields(strings.TrimSpace(body)), " ") + "\r\n\r\n"
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(event)})
+	p2, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p2.Stream(context.Background(), generateCases(t)["plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, end := drain(t, s)
+	check(t, "stream event", end, 0)
 }

@@ -44,26 +44,7 @@ func TestRound26VertexPublisherModelNotAllowed(t *testing.T) {
 			t.Errorf("%s: retryable %v, fallback %v; want false, true", what, pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 		}
 	}
-	p, _ := replay(t, "vertex26_error_publisher_model_not_allowed")
-	_, err := p.Generate(context.Background(), generateCases(t)["plain"])
-	check(t, "unary", err, 400)
-	_, err = p.Stream(context.Background(), generateCases(t)["plain"])
-	check(t, "stream", err, 400)
-
-	rec := providertest.Load(t, "testdata/vertex26_error_publisher_model_not_allowed.http")
-	_, body, _ := strings.Cut(string(rec.Body), "\n")
-	event := "data: {" + strings.Join(strings.Fields(strings.TrimSpace(body)), " ") + "\r\n\r\n"
-	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(event)})
-	p2, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := p2.Stream(context.Background(), generateCases(t)["plain"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, end := drain(t, s)
-	check(t, "stream event", end, 0)
+	vertexErrorEveryWay(t, "vertex26_error_publisher_model_not_allowed", check)
 
 	// Other FAILED_PRECONDITIONs keep their kinds: the words are the
 	// model's refusal to the project, not any precondition.
